@@ -1,0 +1,83 @@
+"""The contract between a suite and the generic backends.
+
+A suite knows its instruction: how to enumerate cases, how to build the kernel
+module for a form, how to make inputs, what the answer must be, and how the
+model executes it. The backends (``compile``, ``model``, ``cuda``) know nothing
+about any instruction: they assemble, launch, time, compare and record. That
+split is what keeps one kernel module per instruction form and lets the same
+case run on every backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from mmacts.cases.model import Case
+
+
+@dataclass
+class Expectation:
+    """What a case must produce, and how strictly.
+
+    ``mode`` is ``exact`` (exact-by-construction data: bit-for-bit),
+    ``model:<name>`` (random data compared with a named numeric model, bit-for-bit),
+    ``bound`` (|got - want| <= ``tolerance`` elementwise) or ``observe``
+    (the spec leaves it open: record, never pass/fail).
+    """
+
+    want: np.ndarray
+    mode: str = "exact"
+    tolerance: np.ndarray | float | None = None
+    note: str = ""
+
+
+@dataclass
+class LaunchResult:
+    """What one case returned from a device (or the model).
+
+    ``status`` is ``ok`` or ``timeout`` (the kernel's bounded wait expired and it
+    wrote its status word); ``got`` is the output decoded into the logical matrix.
+    """
+
+    got: np.ndarray | None
+    status: str = "ok"
+    kernel_us: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """One instruction family's knowledge, consumed by the generic backends."""
+
+    suite: str
+
+    def cases(self, level: str) -> list[Case]:
+        """Every case of this suite at ``level`` (the level includes the smaller ones)."""
+        ...
+
+    def module_ptx(self, case: Case) -> str:
+        """Complete PTX module for ``case.form_key`` (all cases of the form share it)."""
+        ...
+
+    def make_inputs(self, case: Case) -> Any:
+        """Deterministic inputs for ``case`` (from ``case.recipe`` and ``case.seed``)."""
+        ...
+
+    def expected(self, case: Case, inputs: Any) -> Expectation:
+        """The reference answer, computed independently of the kernel and the model."""
+        ...
+
+    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+        """Execute ``case`` on the CPU spec model from the encoded operands."""
+        ...
+
+    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+        """Launch many cases of one form at once on a GPU; one result per case."""
+        ...
+
+    def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
+        """``None`` if a GPU of this capability runs the suite, else the skip reason."""
+        ...

@@ -1,0 +1,200 @@
+"""Run one case on one backend and turn what happened into a report record.
+
+The three backends share this one path so that a case means the same thing
+everywhere:
+
+- ``compile``: generate the module, assemble it for the case's arch, record SASS.
+  A compile-only suite (toolchain conformance) always runs here.
+- ``model``: generate and assemble as above (so the pipeline is the same), then
+  encode inputs, execute the CPU spec model, decode, compare with the reference.
+- ``cuda``: the same, but launch on the GPU. Cases of one form are launched
+  together (many cases per launch) and the results are cached per case.
+- ``auto``: ``cuda`` where a GPU is present and the suite supports it, ``model``
+  elsewhere; the record says which one ran.
+
+Nothing here reports ``pass`` for something that was not obtained: a missing
+GPU is ``skip`` with the reason, an exception is ``error`` with its message.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmacts.backends import gpu
+from mmacts.backends.driver import Driver, LaunchResult
+from mmacts.cases.model import Case
+from mmacts.compare.compare import compare
+from mmacts.report.records import empty_record
+
+BACKENDS: tuple[str, ...] = ("auto", "cuda", "model", "compile")
+
+
+class CaseSkipped(Exception):
+    """Raised inside execution to end a case as ``skip`` with a reason."""
+
+
+@dataclass
+class Assembled:
+    """A module assembled once per (form, arch) in this process."""
+
+    ok: bool
+    cubin: bytes | None
+    message: str
+    compile_s: float
+    sass_opcodes: str
+    ptxas_version: str
+    ptx: str
+
+
+@dataclass
+class Executor:
+    """Executes cases for one backend choice; caches modules and batched launches."""
+
+    backend: str = "model"
+    assemble_for_model: bool = True
+    all_cases: dict[str, list[Case]] = field(default_factory=dict)
+    """Every case of the session per form key (so the cuda backend can batch a form)."""
+    _modules: dict[tuple, Assembled] = field(default_factory=dict)
+    _cuda_results: dict[str, tuple[LaunchResult, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; expected one of {', '.join(BACKENDS)}")
+
+    # ------------------------------------------------------------------ helpers
+    def assemble(self, driver: Driver, case: Case) -> Assembled:
+        """Generate and assemble the module of ``case``'s form (once per process)."""
+        key = case.form_key
+        if key not in self._modules:
+            from mmacts.backends import assembler as tc
+
+            ptx = driver.module_ptx(case)
+            t0 = time.perf_counter()
+            res = tc.assemble(ptx, case.arch)
+            dt = time.perf_counter() - t0
+            sass = tc.sass_summary(res.cubin) if res.ok and res.cubin else ""
+            self._modules[key] = Assembled(
+                res.ok, res.cubin, res.first_error_line or "", dt, sass, tc.ptxas_version(), ptx
+            )
+        return self._modules[key]
+
+    def choose(self, driver: Driver) -> tuple[str, str | None]:
+        """The backend that will run a case of ``driver``, and a skip reason if none can."""
+        if getattr(driver, "compile_only", False):
+            return "compile", None
+        if self.backend in ("compile", "model"):
+            return self.backend, None
+        status = gpu.probe()
+        if self.backend == "auto":
+            if status.usable and driver.device_supported(status.compute_capability) is None:
+                return "cuda", None
+            return "model", None
+        if not status.usable:
+            return "cuda", f"no usable GPU: {status.reason}"
+        reason = driver.device_supported(status.compute_capability)
+        return "cuda", reason
+
+    # ------------------------------------------------------------------ execute
+    def execute(self, driver: Driver, case: Case) -> dict[str, Any]:
+        """Run ``case`` and return its report record (never raises for case failures)."""
+        backend, skip = self.choose(driver)
+        rec = empty_record(
+            case_id=case.case_id, suite=case.suite, instruction=case.instruction,
+            spec_rows=" ".join(case.spec_rows), arch=case.arch, backend=backend,
+            expect=case.expect, level=case.level,
+            device=gpu.probe().name if backend == "cuda" else "cpu",
+        )
+        t0 = time.perf_counter()
+        try:
+            if skip:
+                raise CaseSkipped(skip)
+            if getattr(driver, "compile_only", False):
+                rec.update(self._compile_only(driver, case))
+            elif backend == "compile":
+                rec.update(self._compile(driver, case))
+            elif backend == "model":
+                rec.update(self._run(driver, case, on_gpu=False))
+            else:
+                rec.update(self._run(driver, case, on_gpu=True))
+        except CaseSkipped as exc:
+            rec.update(status="skip", message=str(exc))
+        except Exception as exc:  # a harness or model exception is an error, never a pass
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            rec.update(status="error", message=tb)
+        rec["run_s"] = round(time.perf_counter() - t0, 6)
+        if rec["status"] == "fail" and case.xfail:
+            rec["status"] = "xfail"
+            rec["message"] = f"explained by {case.xfail}: {rec['message']}"
+        return rec
+
+    def _compile_only(self, driver: Driver, case: Case) -> dict[str, Any]:
+        from mmacts.backends import assembler as tc
+
+        return tc.check_compile_case(case, driver.module_ptx(case))
+
+    def _compile(self, driver: Driver, case: Case) -> dict[str, Any]:
+        mod = self.assemble(driver, case)
+        out: dict[str, Any] = dict(
+            compile_s=round(mod.compile_s, 6), sass_opcodes=mod.sass_opcodes,
+            ptxas_version=mod.ptxas_version, compare_mode="assemble",
+        )
+        if mod.ok:
+            out.update(status="pass", message="assembled (not executed: compile backend)")
+        else:
+            out.update(status="fail", message=f"ptxas refused a valid form: {mod.message}")
+        return out
+
+    def _run(self, driver: Driver, case: Case, *, on_gpu: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        mod: Assembled | None = None
+        if on_gpu or self.assemble_for_model:
+            mod = self.assemble(driver, case)
+            out.update(compile_s=round(mod.compile_s, 6), sass_opcodes=mod.sass_opcodes,
+                       ptxas_version=mod.ptxas_version)
+            if not mod.ok:
+                return dict(out, status="fail", message=f"ptxas refused a valid form: {mod.message}")
+        if on_gpu:
+            assert mod is not None
+            result, inputs = self._cuda_result(driver, case, mod)
+        else:
+            inputs = driver.make_inputs(case)
+            result = driver.run_model(case, inputs)
+        if result.status == "timeout":
+            return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
+        if result.status == "skip":
+            return dict(out, status="skip", message=str(result.extra.get("reason", "")))
+        exp = driver.expected(case, inputs)
+        cmp = compare(result.got, exp)
+        out.update(
+            status=cmp.status, mismatches=cmp.mismatches, max_abs_err=cmp.max_abs_err,
+            max_ulp_err=cmp.max_ulp_err, first_mismatch=cmp.first_mismatch, compare_mode=exp.mode,
+            kernel_us=result.kernel_us,
+        )
+        if result.extra.get("observation") is not None:
+            out["observation"] = result.extra["observation"]
+        msg = exp.note
+        if cmp.status == "fail":
+            diag = getattr(driver, "diagnose", None)
+            hint = diag(case, result.got, exp.want, cmp.mask) if diag else ""
+            msg = "; ".join(x for x in (f"{cmp.mismatches} mismatches, first {cmp.first_mismatch}", hint) if x)
+        out["message"] = msg
+        return out
+
+    def _cuda_result(self, driver: Driver, case: Case, mod: Assembled) -> tuple[LaunchResult, Any]:
+        """Launch every pending case of this form at once; return this case's result."""
+        if case.case_id not in self._cuda_results:
+            from mmacts.backends import cuda_runtime
+
+            batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
+                     if c.case_id not in self._cuda_results] or [case]
+            if case not in batch:
+                batch.append(case)
+            inputs = [driver.make_inputs(c) for c in batch]
+            module = cuda_runtime.load_module(mod.cubin if mod.cubin else mod.ptx)
+            results = driver.run_cuda(batch, inputs, module)
+            for c, i, r in zip(batch, inputs, results, strict=True):
+                self._cuda_results[c.case_id] = (r, i)
+        return self._cuda_results[case.case_id]

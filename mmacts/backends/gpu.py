@@ -1,0 +1,62 @@
+"""Is there a GPU we can use, and what is it?
+
+CuPy importing is not the same as a GPU answering: on a CPU machine with the
+CuPy wheel installed, the first runtime call raises (cudaErrorInsufficientDriver
+or no device). That is a normal situation, so it becomes a reason string that
+the cuda backend turns into ``skip``, never a crash.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuStatus:
+    """What the probe found."""
+
+    usable: bool
+    reason: str = ""
+    name: str = ""
+    compute_capability: tuple[int, int] = (0, 0)
+    driver_version: str = ""
+    runtime_version: str = ""
+    count: int = 0
+
+    @property
+    def sm(self) -> str:
+        """``sm_90`` style name of the compute capability."""
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}" if major else ""
+
+
+def _fmt_cuda_version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}" if v else ""
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> GpuStatus:
+    """Probe the first visible GPU once per process (MMACTS_NO_GPU=1 forces 'none')."""
+    if os.environ.get("MMACTS_NO_GPU") == "1":
+        return GpuStatus(False, "disabled by MMACTS_NO_GPU=1")
+    try:
+        import cupy  # noqa: F401
+        from cupy.cuda import runtime
+    except Exception as exc:  # ImportError or a broken CUDA install
+        return GpuStatus(False, f"CuPy unavailable ({type(exc).__name__}: {exc})")
+    try:
+        count = runtime.getDeviceCount()
+        if count < 1:
+            return GpuStatus(False, "no CUDA device visible")
+        props = runtime.getDeviceProperties(0)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        cc = (int(props["major"]), int(props["minor"]))
+        return GpuStatus(
+            True, "", name, cc, _fmt_cuda_version(runtime.driverGetVersion()),
+            _fmt_cuda_version(runtime.runtimeGetVersion()), count,
+        )
+    except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return GpuStatus(False, msg)

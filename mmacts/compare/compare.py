@@ -1,0 +1,85 @@
+"""Compare what a backend returned with what the reference says.
+
+The comparison is deliberately dumb and strict: it knows nothing about the
+instruction. ``exact`` and ``model:*`` modes compare bit patterns of fp32
+(NaN equals NaN; +0 and -0 are equal unless ``signed_zero`` is asked for, since
+the sign of an exact zero is an open question of the register, not a verdict);
+``bound`` allows an elementwise tolerance; ``observe`` never fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation
+
+
+@dataclass
+class Comparison:
+    """Outcome of one comparison, in report columns."""
+
+    status: str
+    mismatches: int
+    max_abs_err: float
+    max_ulp_err: float
+    first_mismatch: str
+    mask: np.ndarray | None = None
+    """Boolean array of mismatching elements (for the diagnosis of patterns)."""
+
+
+def ordered_int(x: np.ndarray) -> np.ndarray:
+    """Map fp32 bit patterns onto integers whose difference counts ulps."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, np.int64(-(2**31)) - bits, bits)
+
+
+def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Distance in fp32 ulps (0 for equal values, +0 vs -0 counts 0)."""
+    d = np.abs(ordered_int(got) - ordered_int(want)).astype(np.float64)
+    both_zero = (np.asarray(got) == 0) & (np.asarray(want) == 0)
+    return np.where(both_zero, 0.0, d)
+
+
+def _fmt_index(idx: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(int(i)) for i in idx) + ")"
+
+
+def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = False) -> Comparison:
+    """Compare ``got`` with ``exp``; shapes must match exactly."""
+    want = np.asarray(exp.want, dtype=np.float32)
+    if got is None:
+        return Comparison("error", int(want.size), float("nan"), float("nan"), "no output")
+    got = np.asarray(got, dtype=np.float32)
+    if got.shape != want.shape:
+        return Comparison(
+            "fail", int(want.size), float("nan"), float("nan"),
+            f"shape {got.shape} != expected {want.shape}",
+        )
+    nan_g, nan_w = np.isnan(got), np.isnan(want)
+    if exp.mode == "bound":
+        tol = np.asarray(exp.tolerance if exp.tolerance is not None else 0.0, dtype=np.float64)
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        bad = ~((diff <= tol) | (nan_g & nan_w))
+    else:
+        same_bits = got.view(np.int32) == want.view(np.int32)
+        equal_val = (got == want) if not signed_zero else same_bits
+        bad = ~(equal_val | same_bits | (nan_g & nan_w))
+    with np.errstate(invalid="ignore"):
+        abs_err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    finite = np.isfinite(abs_err)
+    max_abs = float(abs_err[finite].max()) if finite.any() else 0.0
+    ulps = ulp_distance(got, want)
+    ulps = np.where(nan_g | nan_w, np.where(nan_g & nan_w, 0.0, np.inf), ulps)
+    max_ulp = float(ulps.max()) if ulps.size else 0.0
+    n_bad = int(bad.sum())
+    first = ""
+    if n_bad:
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        first = f"{_fmt_index(idx)} got={got[idx]!r} want={want[idx]!r}"
+    if exp.mode == "observe":
+        status = "pass" if n_bad == 0 else "observed"
+    else:
+        status = "pass" if n_bad == 0 else "fail"
+    return Comparison(status, n_bad, max_abs, max_ulp, first, bad)

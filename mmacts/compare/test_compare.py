@@ -1,0 +1,50 @@
+"""The comparison must be strict where the data are exact and say where it failed."""
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation
+from mmacts.compare.compare import compare, ulp_distance
+
+
+def test_exact_equal_passes_and_nan_equals_nan() -> None:
+    want = np.array([[1.0, np.nan], [0.0, -2.5]], dtype=np.float32)
+    r = compare(want.copy(), Expectation(want))
+    assert r.status == "pass" and r.mismatches == 0
+
+
+def test_one_ulp_off_fails_with_position() -> None:
+    want = np.ones((4, 8), dtype=np.float32)
+    got = want.copy()
+    got[2, 5] = np.nextafter(np.float32(1.0), np.float32(2.0))
+    r = compare(got, Expectation(want))
+    assert r.status == "fail"
+    assert r.mismatches == 1
+    assert r.first_mismatch.startswith("(2, 5)")
+    assert r.max_ulp_err == 1.0
+
+
+def test_signed_zero_only_when_asked() -> None:
+    want = np.zeros(3, dtype=np.float32)
+    got = -want
+    assert compare(got, Expectation(want)).status == "pass"
+    assert compare(got, Expectation(want), signed_zero=True).status == "fail"
+
+
+def test_bound_mode_uses_tolerance() -> None:
+    want = np.array([1.0, 2.0], dtype=np.float32)
+    got = np.array([1.001, 2.5], dtype=np.float32)
+    r = compare(got, Expectation(want, mode="bound", tolerance=0.01))
+    assert r.status == "fail" and r.mismatches == 1
+
+
+def test_missing_output_is_error_not_pass() -> None:
+    assert compare(None, Expectation(np.zeros(2, np.float32))).status == "error"
+
+
+def test_shape_mismatch_fails() -> None:
+    assert compare(np.zeros(3, np.float32), Expectation(np.zeros(4, np.float32))).status == "fail"
+
+
+def test_ulp_distance_across_zero() -> None:
+    tiny = np.array([np.float32(1e-45)])
+    assert ulp_distance(-tiny, tiny)[0] == 2.0

@@ -1,0 +1,94 @@
+"""index.html: one self-contained page a person reads first after a run."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+from mmacts.report.frame import spec_tables
+
+_STATUS_ORDER = ["pass", "fail", "error", "timeout", "skip", "xfail", "observed"]
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.timeout{color:#a01010;font-weight:bold}
+.skip,.xfail,.observed{color:#666}.banner{background:#fff4d6;border:1px solid #e0b000;padding:0.8em}
+code{font-size:90%}
+"""
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, escape=True, border=0, na_rep="")
+
+
+def _counts(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    if df.empty:
+        return pd.DataFrame({by: []})
+    ct = pd.crosstab(df[by], df["status"])
+    cols = [s for s in _STATUS_ORDER if s in ct.columns] + [c for c in ct.columns if c not in _STATUS_ORDER]
+    ct = ct[cols]
+    ct["total"] = ct.sum(axis=1)
+    return ct.reset_index()
+
+
+def banner(df: pd.DataFrame) -> str:
+    """Say plainly which results came from hardware and which from the CPU model."""
+    backends = set(df["backend"].dropna().unique()) if not df.empty else set()
+    parts = []
+    if "model" in backends:
+        parts.append("Rows with backend <b>model</b> ran on the CPU spec model: a model pass is "
+                     "<b>not</b> a hardware pass.")
+    if "compile" in backends:
+        parts.append("Rows with backend <b>compile</b> were assembled by ptxas only, never executed.")
+    if "cuda" in backends:
+        devices = ", ".join(sorted(set(df.loc[df["backend"] == "cuda", "device"].dropna())))
+        parts.append(f"Rows with backend <b>cuda</b> ran on real hardware: {html.escape(devices)}.")
+    return f"<p class='banner'>{' '.join(parts)}</p>" if parts else ""
+
+
+def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | None = None) -> str:
+    """The whole page."""
+    tot = len(df)
+    by_status = df["status"].value_counts().to_dict() if tot else {}
+    summary = ", ".join(f"<span class='{s}'>{by_status[s]} {s}</span>" for s in _STATUS_ORDER if s in by_status)
+    g = run.get("gpu", {})
+    meta = pd.DataFrame(
+        [
+            ("command", " ".join(run.get("command", []))),
+            ("start / end", f"{run.get('start')} / {run.get('end')}"),
+            ("complete", str(run.get("complete"))),
+            ("host", run.get("host")),
+            ("GPU", f"{g.get('name') or '-'} {g.get('compute_capability') or ''} driver {g.get('driver') or '-'}"
+             f" runtime {g.get('cuda_runtime') or '-'}" if g.get("usable") else f"none ({g.get('reason')})"),
+            ("ptxas / nvdisasm", f"{run.get('toolchain', {}).get('ptxas')} / {run.get('toolchain', {}).get('nvdisasm')}"),
+            ("git", run.get("git_sha")),
+        ],
+        columns=["field", "value"],
+    )
+    bad = df[df["status"].isin(["fail", "error", "timeout"])]
+    bad_view = bad[["case_id", "status", "backend", "spec_rows", "mismatches", "first_mismatch", "message"]].head(500)
+    timing = (
+        df.groupby(["suite", "backend"])[["compile_s", "run_s", "kernel_us"]]
+        .agg(["count", "sum", "median"]).round(4)
+        if tot else pd.DataFrame()
+    )
+    if not timing.empty:
+        timing.columns = [" ".join(c) for c in timing.columns]
+        timing = timing.reset_index()
+    sections = [
+        f"<h1>mmacts run</h1><p>{tot} cases: {summary}</p>",
+        banner(df),
+        "<h2>Run</h2>", _table(meta),
+        "<h2>By suite</h2>", _table(_counts(df, "suite")),
+        "<h2>By spec table</h2>", _table(_counts(spec_tables(df), "table")),
+        "<h2>By backend</h2>", _table(_counts(df, "backend")),
+        f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
+        _table(bad_view) if len(bad) else "<p>none</p>",
+        "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
+    ]
+    sections += extra_sections or []
+    body = "\n".join(sections)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>mmacts run</title>"
+            f"<style>{_CSS}</style></head><body>{body}</body></html>")

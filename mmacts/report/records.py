@@ -1,0 +1,85 @@
+"""One record per finished case: the columns every report is built from.
+
+Records are plain JSON dicts so that a worker process can hand them to the
+controller and the controller can append them to ``results.jsonl`` the moment a
+case ends: a run that dies keeps every case it finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+COLUMNS: tuple[str, ...] = (
+    "case_id",
+    "suite",
+    "instruction",
+    "spec_rows",
+    "arch",
+    "backend",
+    "device",
+    "status",
+    "compare_mode",
+    "mismatches",
+    "max_abs_err",
+    "max_ulp_err",
+    "first_mismatch",
+    "compile_s",
+    "run_s",
+    "kernel_us",
+    "sass_opcodes",
+    "ptxas_version",
+    "expect",
+    "level",
+    "observation",
+    "message",
+)
+"""Report columns, in the order the CSV and the HTML show them."""
+
+RECORD_KEY = "mmacts_record"
+"""Name under which a test hands its record to the plugin (pytest user_properties)."""
+
+
+def empty_record(**fields: Any) -> dict[str, Any]:
+    """A record with every column present (``None`` where nothing was measured)."""
+    rec: dict[str, Any] = {c: None for c in COLUMNS}
+    unknown = set(fields) - set(COLUMNS)
+    if unknown:
+        raise KeyError(f"unknown record columns: {sorted(unknown)}")
+    rec.update(fields)
+    return rec
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one record as one line and flush it to disk before returning."""
+    line = json.dumps(record, sort_keys=True, default=str) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Read records back; a torn last line (the run was killed mid-write) is ignored."""
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
+
+
+def latest_by_case(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the last record of each case (a resumed run may have re-run some)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        by_id[rec["case_id"]] = rec
+    return list(by_id.values())

@@ -1,0 +1,77 @@
+"""``run.json``: what ran where, so two runs can be compared and a verdict traced.
+
+Everything is read, never assumed: a field that could not be read says so.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata as md
+import platform
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from mmacts.backends import gpu
+
+SCHEMA = "mmacts-run/1"
+PACKAGES = ("mmacts", "numpy", "pandas", "pyarrow", "ml_dtypes", "cupy-cuda13x", "pytest",
+            "pytest-xdist", "nvidia-cuda-nvcc", "nvidia-cuda-nvdisasm")
+
+
+def now() -> str:
+    """UTC timestamp, ISO 8601."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _git_sha(repo: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        sha = out.stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
+    except Exception:
+        return "unknown"
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for p in PACKAGES:
+        try:
+            out[p] = md.version(p)
+        except md.PackageNotFoundError:
+            out[p] = "not installed"
+    return out
+
+
+def _toolchain() -> dict[str, str]:
+    try:
+        from mmacts.backends import assembler
+
+        return {"ptxas": assembler.ptxas_version(), "nvdisasm": assembler.nvdisasm_version()}
+    except Exception as exc:
+        return {"ptxas": f"unavailable: {exc}", "nvdisasm": f"unavailable: {exc}"}
+
+
+def collect(repo: Path, command: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    """Run metadata at the start of a run."""
+    g = gpu.probe()
+    return {
+        "schema": SCHEMA,
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "gpu": {"usable": g.usable, "reason": g.reason, "name": g.name, "compute_capability": g.sm,
+                "count": g.count, "driver": g.driver_version, "cuda_runtime": g.runtime_version},
+        "toolchain": _toolchain(),
+        "packages": _versions(),
+        "git_sha": _git_sha(repo),
+        "command": command,
+        "options": options,
+        "start": now(),
+        "end": None,
+        "complete": False,
+    }

@@ -1,0 +1,78 @@
+"""Write the six report files of a run directory from its ``results.jsonl``.
+
+Every file is written atomically, run.json last with ``complete: true``: a
+directory whose run.json does not say complete was not finished, whatever else
+it holds.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mmacts.report import html as html_report
+from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report.frame import to_frame
+from mmacts.report.records import latest_by_case, read_jsonl
+from mmacts.report.runinfo import now
+
+REPORT_FILES = ("results.jsonl", "results.parquet", "results.csv", "junit.xml", "run.json", "index.html")
+
+
+def load_results(run_dir: Path) -> pd.DataFrame:
+    """The results table of a run directory (last record per case)."""
+    return to_frame(latest_by_case(read_jsonl(Path(run_dir) / "results.jsonl")))
+
+
+def junit_xml(df: pd.DataFrame) -> str:
+    """JUnit XML, one testsuite per suite, for CI dashboards that read it."""
+    root = ET.Element("testsuites", name="mmacts")
+    for suite, part in df.groupby("suite", dropna=False):
+        ts = ET.SubElement(root, "testsuite", name=str(suite), tests=str(len(part)))
+        counts = {"failures": 0, "errors": 0, "skipped": 0}
+        for rec in part.to_dict("records"):
+            tc = ET.SubElement(ts, "testcase", classname=str(suite), name=str(rec["case_id"]),
+                               time=str(rec["run_s"] if pd.notna(rec["run_s"]) else 0))
+            st, msg = rec["status"], str(rec["message"] or "")
+            if st == "fail":
+                ET.SubElement(tc, "failure", message=msg[:500]).text = msg
+                counts["failures"] += 1
+            elif st in ("error", "timeout"):
+                ET.SubElement(tc, "error", message=f"{st}: {msg[:500]}").text = msg
+                counts["errors"] += 1
+            elif st in ("skip", "xfail"):
+                ET.SubElement(tc, "skipped", message=f"{st}: {msg[:500]}")
+                counts["skipped"] += 1
+        for k, v in counts.items():
+            ts.set(k, str(v))
+    return ET.tostring(root, encoding="unicode")
+
+
+def _extra_sections(df: pd.DataFrame) -> list[str]:
+    """Sections other layers contribute (the ambiguity register), if they are installed."""
+    try:
+        from mmacts.ambiguity import load as load_register  # type: ignore[attr-defined]
+        from mmacts.ambiguity import render_html  # type: ignore[attr-defined]
+    except Exception:
+        return []
+    try:
+        return [render_html(load_register(), df)]
+    except Exception as exc:  # the report must still be written
+        return [f"<h2>Ambiguity register</h2><p>could not render: {exc}</p>"]
+
+
+def write_reports(run_dir: Path, run: dict[str, Any]) -> pd.DataFrame:
+    """Write parquet, csv, junit, html, then run.json marked complete."""
+    run_dir = Path(run_dir)
+    df = load_results(run_dir)
+    write_atomic(run_dir / "results.parquet", lambda p: df.to_parquet(p, index=False))
+    write_atomic(run_dir / "results.csv", lambda p: df.to_csv(p, index=False))
+    write_text_atomic(run_dir / "junit.xml", junit_xml(df))
+    run = dict(run, end=now(), complete=True, counts=df["status"].value_counts().to_dict())
+    write_text_atomic(run_dir / "index.html", html_report.render(df, run, _extra_sections(df)))
+    write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
+    return df

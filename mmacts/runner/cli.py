@@ -1,0 +1,225 @@
+"""``mmacts``: run the suites, list cases, explain one, and the tools around them.
+
+Bad input (an unknown suite, level or backend, a ``-k`` that selects nothing,
+an unwritable output directory, a missing ptxas) prints one line naming the
+problem and exits 2, without a traceback and without leaving a report that
+looks complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from mmacts.backends.execute import BACKENDS
+from mmacts.cases.model import LEVELS
+from mmacts.runner.suites import REPO_ROOT, load_driver, suite_names
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line, exit code 2."""
+
+
+def _fail(msg: str) -> int:
+    print(f"mmacts: error: {msg}", file=sys.stderr)
+    return 2
+
+
+# --------------------------------------------------------------------------- run
+def _check_suites(names: list[str] | None) -> list[str]:
+    known = suite_names()
+    if not names:
+        return known
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise UsageError(f"unknown suite {bad[0]!r}; known suites: {', '.join(known)}")
+    return names
+
+
+def _check_out(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("x")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write to output directory {out}: {exc.strerror or exc}") from exc
+
+
+def _check_toolchain() -> None:
+    from mmacts.backends import assembler
+
+    try:
+        assembler.ptxas_version()
+    except Exception as exc:
+        raise UsageError(f"ptxas not available: {exc}") from exc
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    suites = _check_suites(args.suite)
+    if args.resume:
+        run_dir = Path(args.resume)
+        if not (run_dir / "run.json").is_file():
+            raise UsageError(f"{run_dir} is not an mmacts run directory (no run.json)")
+        old = json.loads((run_dir / "run.json").read_text())
+        if old.get("schema") != "mmacts-run/1":
+            raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
+        opts = old.get("options", {})
+        suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
+        kexpr = opts.get("k")
+    else:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
+        run_dir = base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}"
+        level, backend, kexpr = args.level, args.backend, args.k
+    _check_out(run_dir.parent)
+    _check_toolchain()
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    from mmacts.report.runinfo import collect
+    from mmacts.report.write import write_reports
+
+    command = ["mmacts", *sys.argv[1:]]
+    options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
+               "shard": args.shard}
+    run = collect(REPO_ROOT, command, options)
+    (run_dir / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    paths = [str(REPO_ROOT / "suites" / s / "test_cases.py") for s in suites]
+    pyargs = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "-q", "-rN",
+              f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
+              f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
+              "-m", "mmacts_case"]
+    if kexpr:
+        pyargs += ["-k", kexpr]
+    if args.n:
+        pyargs += ["-n", str(args.n), "--dist", "loadgroup"]
+    if args.shard:
+        pyargs += [f"--mmacts-shard={args.shard}"]
+    if args.resume:
+        pyargs += [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
+    print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
+          file=sys.stderr)
+    rc = subprocess.call(pyargs, cwd=REPO_ROOT)
+    if rc == 5 and not args.resume:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        what = f"-k {kexpr!r}" if kexpr else "this selection"
+        raise UsageError(f"{what} selects no case (suites {', '.join(suites)}, level {level})")
+    if rc in (2, 3, 4):
+        print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
+              f"partial results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}",
+              file=sys.stderr)
+        return rc
+    df = write_reports(run_dir, run)
+    counts = Counter(df["status"].dropna())
+    print("mmacts: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), file=sys.stderr)
+    print(run_dir)
+    return 0 if not (counts["fail"] or counts["error"] or counts["timeout"]) else 1
+
+
+# -------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    suites = _check_suites(args.suite)
+    per_row: Counter[str] = Counter()
+    n = 0
+    for name in suites:
+        for case in load_driver(name).cases(args.level):
+            if not case.in_level(args.level):
+                continue
+            n += 1
+            per_row.update(case.spec_rows)
+            if not args.rows_only:
+                print(f"{case.case_id}\t{' '.join(case.spec_rows)}")
+    print(f"# {n} cases at level {args.level}; coverage per spec row (cases):")
+    try:
+        from mmacts.spec.catalog import load
+
+        refs = [r.ref for r in load().rows()]
+    except Exception as exc:  # catalog missing: still show what the cases cite
+        print(f"# (spec catalog unavailable: {exc})")
+        refs = []
+    for ref in sorted(set(refs) | set(per_row), key=_ref_key):
+        print(f"{ref}\t{per_row.get(ref, 0)}")
+    return 0
+
+
+def _ref_key(ref: str) -> tuple:
+    parts = ref[1:].split(".")
+    return (ref[0], *(int(p) if p.isdigit() else 0 for p in parts))
+
+
+# ----------------------------------------------------------------------- explain
+def cmd_explain(args: argparse.Namespace) -> int:
+    from mmacts.runner.explain import explain
+
+    return explain(args.case_id)
+
+
+def _delegate(module: str, argv: list[str]) -> int:
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(f"this command is not available in this checkout ({exc})") from exc
+    return int(mod.main(argv) or 0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mmacts", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run suites and write a report")
+    r.add_argument("--suite", action="append", help="suite name (repeatable; default all)")
+    r.add_argument("--level", default="standard", choices=LEVELS)
+    r.add_argument("--backend", default="auto", choices=BACKENDS)
+    r.add_argument("-n", default=None, help="pytest-xdist workers (a number or auto)")
+    r.add_argument("--out", default=None, help="parent directory of the run directory (default reports/runs)")
+    r.add_argument("-k", default=None, help="pytest -k expression over case IDs")
+    r.add_argument("--shard", default=None, help="I/N: run shard I (0-based) of N")
+    r.add_argument("--resume", default=None, help="run directory to complete")
+    r.set_defaults(func=cmd_run)
+    ls = sub.add_parser("list", help="list cases and spec-row coverage")
+    ls.add_argument("--suite", action="append")
+    ls.add_argument("--level", default="standard", choices=LEVELS)
+    ls.add_argument("--rows-only", action="store_true", help="print only the per-row coverage")
+    ls.set_defaults(func=cmd_list)
+    ex = sub.add_parser("explain", help="PTX, SASS, descriptors, inputs and reference of one case")
+    ex.add_argument("case_id")
+    ex.set_defaults(func=cmd_explain)
+    for name, module in (("predict", "reference.predict"), ("ambiguities", "mmacts.ambiguity.cli"),
+                         ("report", "mmacts.report.cli")):
+        sp = sub.add_parser(name, help=f"see mmacts {name} --help", add_help=False)
+        sp.add_argument("rest", nargs=argparse.REMAINDER)
+        sp.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("predict", "ambiguities", "report"):
+        try:
+            return _delegate({"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli",
+                              "report": "mmacts.report.cli"}[argv[0]], argv[1:])
+        except UsageError as exc:
+            return _fail(str(exc))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""pytest plugin: turns each suite's ``DRIVER.cases(level)`` into test items and
+streams one record per finished case to ``results.jsonl``.
+
+Records are written by the controlling process (with xdist the workers hand
+them over in the test report), one fsync'd line per case, the moment the case
+ends: ``kill -9`` of the run loses nothing that finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mmacts.backends.execute import BACKENDS, Executor
+from mmacts.cases.model import LEVELS, Case
+from mmacts.report.records import RECORD_KEY, append_jsonl, empty_record, read_jsonl
+
+CASE_MARK = "mmacts_case"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("mmacts")
+    g.addoption("--mmacts-level", default="smoke", choices=LEVELS, help="case level (default smoke)")
+    g.addoption("--mmacts-backend", default="auto", choices=BACKENDS, help="backend (default auto)")
+    g.addoption("--mmacts-out", default=None, help="run directory: results.jsonl is appended there")
+    g.addoption("--mmacts-resume", default=None, help="results.jsonl of an earlier run: skip cases it has")
+    g.addoption("--mmacts-shard", default=None, help="I/N: run only shard I (0-based) of N")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{CASE_MARK}: a conformance case generated from a suite driver")
+
+
+def shard_of(case_id: str, n: int) -> int:
+    """Deterministic shard of a case: depends on its ID only, so adding cases moves no other case."""
+    return int(hashlib.sha1(case_id.encode()).hexdigest()[:8], 16) % n
+
+
+def _form_group(case: Case) -> str:
+    return "form-" + hashlib.sha1(repr(case.form_key).encode()).hexdigest()[:12]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    driver = getattr(metafunc.module, "DRIVER", None)
+    if driver is None or "case" not in metafunc.fixturenames:
+        return
+    level = metafunc.config.getoption("--mmacts-level")
+    cases = [c for c in driver.cases(level) if c.in_level(level)]
+    params = [
+        pytest.param(c, id=c.case_id,
+                     marks=[pytest.mark.xdist_group(_form_group(c)), getattr(pytest.mark, CASE_MARK)])
+        for c in cases
+    ]
+    metafunc.parametrize("case", params)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    done: set[str] = set()
+    resume = config.getoption("--mmacts-resume")
+    if resume:
+        done = {r["case_id"] for r in read_jsonl(Path(resume)) if r.get("status") not in (None, "error")}
+    shard = config.getoption("--mmacts-shard")
+    idx = total = 0
+    if shard:
+        idx, total = (int(x) for x in shard.split("/"))
+    keep, drop = [], []
+    for item in items:
+        case = _case_of(item)
+        if case is not None and (case.case_id in done or (total and shard_of(case.case_id, total) != idx)):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    by_form: dict[str, list[Case]] = {}
+    for item in items:
+        case = _case_of(item)
+        if case is not None:
+            by_form.setdefault(repr(case.form_key), []).append(case)
+    config.stash[_ALL_CASES] = by_form
+
+
+_ALL_CASES = pytest.StashKey[dict]()
+
+
+def _case_of(item: Any) -> Case | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    case = callspec.params.get("case")
+    return case if isinstance(case, Case) else None
+
+
+@pytest.fixture(scope="session")
+def mmacts_executor(pytestconfig: pytest.Config) -> Executor:
+    """One executor per process: it caches assembled modules and batched GPU launches."""
+    ex = Executor(backend=pytestconfig.getoption("--mmacts-backend"))
+    ex.all_cases = pytestconfig.stash.get(_ALL_CASES, {})
+    return ex
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    if config is None or hasattr(config, "workerinput"):
+        return
+    out = config.getoption("--mmacts-out")
+    if not out:
+        return
+    if "[" not in report.nodeid:
+        return
+    rec = None
+    if report.when == "call":
+        for key, value in report.user_properties:
+            if key == RECORD_KEY:
+                rec = value
+    if rec is None:
+        if report.when == "call" and report.passed:
+            return
+        if report.when != "call" and not report.failed:
+            return
+        # an error outside the case body (fixture, setup): record it, never lose it.
+        case_id = report.nodeid.split("[", 1)[1].rstrip("]")
+        lines = str(report.longrepr).strip().splitlines() or ["unknown"]
+        rec = empty_record(case_id=case_id, status="error", message=f"{report.when}: {lines[-1]}")
+    append_jsonl(Path(out) / "results.jsonl", rec)
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config
+
+
+def record_to_pytest(rec: dict[str, Any]) -> None:
+    """End the pytest item the way the record says (a record is the truth)."""
+    status, msg = rec["status"], rec.get("message") or ""
+    if status in ("pass", "observed"):
+        return
+    if status == "skip":
+        pytest.skip(msg)
+    if status == "xfail":
+        pytest.xfail(msg)
+    pytest.fail(f"{status.upper()}: {msg}", pytrace=False)
+
+
+def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) -> None:
+    """The body of every generated case item."""
+    rec = executor.execute(driver, case)
+    record_property(RECORD_KEY, json.loads(json.dumps(rec, default=str)))
+    record_to_pytest(rec)
