@@ -91,8 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                "shard": args.shard}
     run = collect(REPO_ROOT, command, options)
     (run_dir / "run.json").write_text(json.dumps(run, indent=2, default=str))
-    paths = [str(REPO_ROOT / "suites" / s / "test_cases.py") for s in suites]
-    pyargs = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "-q", "-rN",
+    pyargs = [sys.executable, "-m", "pytest", str(REPO_ROOT / "suites" / "test_cases.py"),
+              *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider", "-q", "-rN",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
               f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
               "-m", "mmacts_case"]

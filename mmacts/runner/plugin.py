@@ -29,6 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mmacts-out", default=None, help="run directory: results.jsonl is appended there")
     g.addoption("--mmacts-resume", default=None, help="results.jsonl of an earlier run: skip cases it has")
     g.addoption("--mmacts-shard", default=None, help="I/N: run only shard I (0-based) of N")
+    g.addoption("--mmacts-suite", action="append", default=None, help="suite name (repeatable; default all)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,17 +45,32 @@ def _form_group(case: Case) -> str:
     return "form-" + hashlib.sha1(repr(case.form_key).encode()).hexdigest()[:12]
 
 
+def _drivers_for(metafunc: pytest.Metafunc) -> list[Any]:
+    """A module either names its own ``DRIVER`` or asks for every selected suite's."""
+    own = getattr(metafunc.module, "DRIVER", None)
+    if own is not None:
+        return [own]
+    if not getattr(metafunc.module, "MMACTS_ALL_SUITES", False):
+        return []
+    from mmacts.runner.suites import load_driver, suite_names
+
+    names = metafunc.config.getoption("--mmacts-suite") or suite_names()
+    return [load_driver(n) for n in names]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    driver = getattr(metafunc.module, "DRIVER", None)
-    if driver is None or "case" not in metafunc.fixturenames:
+    if "case" not in metafunc.fixturenames:
+        return
+    drivers = _drivers_for(metafunc)
+    if not drivers:
         return
     level = metafunc.config.getoption("--mmacts-level")
-    cases = [c for c in driver.cases(level) if c.in_level(level)]
-    params = [
-        pytest.param(c, id=c.case_id,
-                     marks=[pytest.mark.xdist_group(_form_group(c)), getattr(pytest.mark, CASE_MARK)])
-        for c in cases
-    ]
+    params = []
+    for driver in drivers:
+        for c in driver.cases(level):
+            if c.in_level(level):
+                marks = [pytest.mark.xdist_group(_form_group(c)), getattr(pytest.mark, CASE_MARK)]
+                params.append(pytest.param(c, id=c.case_id, marks=marks))
     metafunc.parametrize("case", params)
 
 
@@ -151,7 +167,11 @@ def record_to_pytest(rec: dict[str, Any]) -> None:
 
 
 def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) -> None:
-    """The body of every generated case item."""
+    """The body of every generated case item (``driver`` None: look it up by suite name)."""
+    if driver is None:
+        from mmacts.runner.suites import load_driver
+
+        driver = load_driver(case.suite)
     rec = executor.execute(driver, case)
     record_property(RECORD_KEY, json.loads(json.dumps(rec, default=str)))
     record_to_pytest(rec)

@@ -1,0 +1,61 @@
+"""Bad input gets one clear line and exit code 2, never a traceback or a half report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mmacts.runner import cli
+
+
+def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str]:
+    rc = cli.main(list(argv))
+    err = capsys.readouterr().err
+    return rc, err
+
+
+def test_unknown_suite(capsys: pytest.CaptureFixture) -> None:
+    rc, err = _run(capsys, "run", "--suite", "no_such_suite")
+    assert rc == 2
+    assert "unknown suite 'no_such_suite'" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag,value", [("--level", "huge"), ("--backend", "fpga")])
+def test_unknown_level_or_backend(capsys: pytest.CaptureFixture, flag: str, value: str) -> None:
+    rc, err = _run(capsys, "run", flag, value)
+    assert rc == 2
+    assert value in err and "Traceback" not in err
+
+
+def test_unwritable_out(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    rc, err = _run(capsys, "run", "--out", str(blocker / "sub"))
+    assert rc == 2
+    assert "cannot write to output directory" in err
+
+
+def test_missing_ptxas(capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mmacts.backends import assembler
+    from mmacts.toolchain.locate import ToolchainMissing
+
+    def missing() -> str:
+        raise ToolchainMissing("ptxas", [])
+
+    monkeypatch.setattr(assembler, "ptxas_version", missing)
+    rc, err = _run(capsys, "run", "--out", str(tmp_path))
+    assert rc == 2
+    assert "ptxas not available" in err and "pip install nvidia-cuda-nvcc" in err
+    assert not any(tmp_path.iterdir()), "no run directory may be left behind"
+
+
+def test_resume_of_a_foreign_directory(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    rc, err = _run(capsys, "run", "--resume", str(tmp_path))
+    assert rc == 2 and "not an mmacts run directory" in err
+
+
+def test_explain_unknown_case(capsys: pytest.CaptureFixture) -> None:
+    rc, err = _run(capsys, "explain", "no.such/case")
+    assert rc == 2 and "no case with id" in err
