@@ -1,0 +1,142 @@
+"""``mmacts report merge|compare``: the fleet tools over finished run directories.
+
+- ``merge OUT RUN...``: shards of one run (``--shard I/N`` on N hosts) -> one run directory.
+- ``compare BASE NEW [--out DIR] [--slower 1.5]``: what newly fails, newly passes, changed
+  SASS or got slower, with both runs' metadata side by side (printed, and written as
+  ``compare.html`` + ``compare.csv``).
+
+A directory that is not a complete mmacts run of this schema is refused with one line and
+exit code 2; nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report.frame import to_frame
+from mmacts.report.records import append_jsonl, latest_by_case, read_jsonl
+from mmacts.report.runinfo import SCHEMA, now
+from mmacts.report.write import write_reports
+
+BAD = ("fail", "error", "timeout")
+
+
+class ReportInputError(Exception):
+    """A run directory that cannot be used: exit 2 with this message."""
+
+
+def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """run.json and results of a finished run, or ReportInputError saying what is wrong."""
+    run_dir = Path(run_dir)
+    meta_path = run_dir / "run.json"
+    if not meta_path.is_file():
+        raise ReportInputError(f"{run_dir}: not an mmacts run directory (no run.json)")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(f"{meta_path}: not valid JSON ({exc.msg})") from exc
+    if meta.get("schema") != SCHEMA:
+        raise ReportInputError(f"{meta_path}: schema {meta.get('schema')!r}, this mmacts reads {SCHEMA!r}")
+    if not (run_dir / "results.jsonl").is_file():
+        raise ReportInputError(f"{run_dir}: no results.jsonl")
+    df = to_frame(latest_by_case(read_jsonl(run_dir / "results.jsonl")))
+    return meta, df
+
+
+def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
+    """Merge shard runs into ``out`` (which must not exist yet)."""
+    if out.exists():
+        raise ReportInputError(f"{out} exists; merge writes a new run directory and overwrites nothing")
+    metas = [read_run(r)[0] for r in runs]
+    out.mkdir(parents=True)
+    seen: set[str] = set()
+    for r in runs:
+        for rec in latest_by_case(read_jsonl(Path(r) / "results.jsonl")):
+            if rec["case_id"] in seen:
+                continue
+            seen.add(rec["case_id"])
+            append_jsonl(out / "results.jsonl", rec)
+    run = dict(metas[0], command=["mmacts", "report", "merge", str(out), *map(str, runs)],
+               start=min(m.get("start") or "" for m in metas), merged_from=[str(r) for r in runs],
+               shards=[m.get("options", {}).get("shard") for m in metas], end=now())
+    return write_reports(out, run)
+
+
+def compare(base: Path, new: Path, slower: float = 1.5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Changes from ``base`` to ``new`` (one row per changed case) and the metadata side by side."""
+    mb, db = read_run(base)
+    mn, dn = read_run(new)
+    cols = ["case_id", "status", "sass_opcodes", "kernel_us", "run_s", "message"]
+    j = db[cols].merge(dn[cols], on="case_id", how="outer", suffixes=("_base", "_new"))
+    sb, sn = j["status_base"].fillna("absent"), j["status_new"].fillna("absent")
+    change = pd.Series("", index=j.index, dtype="string")
+    change[(~sb.isin(BAD)) & sn.isin(BAD)] = "newly fails"
+    change[sb.isin(BAD) & (sn == "pass")] = "newly passes"
+    sass_changed = (j["sass_opcodes_base"].fillna("") != j["sass_opcodes_new"].fillna("")) & (sb != "absent") & (
+        sn != "absent")
+    change[(change == "") & sass_changed] = "SASS changed"
+    tb = j["kernel_us_base"].where(j["kernel_us_base"].notna(), j["run_s_base"])
+    tn = j["kernel_us_new"].where(j["kernel_us_new"].notna(), j["run_s_new"])
+    change[(change == "") & (tn > tb * slower) & (tb > 0)] = f"slower than {slower}x"
+    change[(change == "") & (sb != sn)] = "status changed"
+    j["change"] = change
+    diff = j[j["change"] != ""].sort_values(["change", "case_id"]).reset_index(drop=True)
+
+    def pick(m: dict[str, Any]) -> dict[str, Any]:
+        g = m.get("gpu", {})
+        return {"git": m.get("git_sha"), "start": m.get("start"), "gpu": g.get("name") or "none",
+                "cc": g.get("compute_capability"), "driver": g.get("driver"),
+                "ptxas": m.get("toolchain", {}).get("ptxas"), "command": " ".join(m.get("command", []))}
+
+    meta = pd.DataFrame({"base": pick(mb), "new": pick(mn)})
+    return diff, meta
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="mmacts report")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("merge", help="merge shard runs into one run directory")
+    m.add_argument("out", type=Path)
+    m.add_argument("runs", nargs="+", type=Path)
+    c = sub.add_parser("compare", help="what changed between two runs")
+    c.add_argument("base", type=Path)
+    c.add_argument("new", type=Path)
+    c.add_argument("--out", type=Path, default=None, help="where compare.html/csv go (default: NEW)")
+    c.add_argument("--slower", type=float, default=1.5, help="time ratio that counts as slower")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code in (0, None) else 2
+    try:
+        if args.cmd == "merge":
+            df = merge(args.out, args.runs)
+            print(f"merged {len(args.runs)} runs, {len(df)} cases")
+            print(args.out)
+            return 0
+        diff, meta = compare(args.base, args.new, args.slower)
+        out = args.out or args.new
+        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+            print(meta.to_string())
+            print()
+            print(diff["change"].value_counts().to_string() if len(diff) else "no changes")
+            print(diff[["case_id", "change", "status_base", "status_new"]].head(50).to_string(index=False))
+        write_atomic(Path(out) / "compare.csv", lambda f: diff.to_csv(f, index=False))
+        page = (f"<!doctype html><meta charset='utf-8'><title>mmacts compare</title>"
+                f"<h1>mmacts compare</h1>{meta.to_html()}<h2>{len(diff)} changed cases</h2>"
+                f"{diff.to_html(index=False, na_rep='')}")
+        write_text_atomic(Path(out) / "compare.html", page)
+        return 0
+    except ReportInputError as exc:
+        print(f"mmacts report: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

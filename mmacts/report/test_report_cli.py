@@ -1,0 +1,67 @@
+"""merge and compare: the right cases in the right buckets; foreign input refused, nothing overwritten."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mmacts.report.cli import main
+from mmacts.report.records import append_jsonl, empty_record
+from mmacts.report.runinfo import SCHEMA
+
+
+def make_run(d: Path, records: list[dict], **meta: object) -> Path:
+    d.mkdir(parents=True)
+    for r in records:
+        append_jsonl(d / "results.jsonl", empty_record(**r))
+    (d / "run.json").write_text(json.dumps({"schema": SCHEMA, "command": ["t"], **meta}))
+    return d
+
+
+def rec(case_id: str, status: str, **kw: object) -> dict:
+    return dict(case_id=case_id, suite="s", status=status, **kw)
+
+
+def test_merge_shards(tmp_path: Path) -> None:
+    a = make_run(tmp_path / "a", [rec("c1", "pass"), rec("c2", "fail")])
+    b = make_run(tmp_path / "b", [rec("c3", "pass")])
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(a), str(b)]) == 0
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["case_id"] for x in lines) == ["c1", "c2", "c3"]
+    assert json.loads((out / "run.json").read_text())["complete"] is True
+
+
+def test_merge_refuses_to_overwrite(tmp_path: Path) -> None:
+    a = make_run(tmp_path / "a", [rec("c1", "pass")])
+    out = tmp_path / "exists"
+    out.mkdir()
+    (out / "keep").write_text("mine")
+    assert main(["merge", str(out), str(a)]) == 2
+    assert (out / "keep").read_text() == "mine"
+
+
+def test_compare_buckets(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    base = make_run(tmp_path / "base", [
+        rec("a", "pass"), rec("b", "fail"), rec("c", "pass", sass_opcodes="QMMA:1"),
+        rec("d", "pass", kernel_us=10.0)])
+    new = make_run(tmp_path / "new", [
+        rec("a", "fail"), rec("b", "pass"), rec("c", "pass", sass_opcodes="HMMA:2"),
+        rec("d", "pass", kernel_us=30.0)])
+    assert main(["compare", str(base), str(new)]) == 0
+    import pandas as pd
+
+    df = pd.read_csv(new / "compare.csv")
+    got = dict(zip(df["case_id"], df["change"], strict=True))
+    assert got == {"a": "newly fails", "b": "newly passes", "c": "SASS changed", "d": "slower than 1.5x"}
+    assert (new / "compare.html").is_file()
+
+
+def test_foreign_input(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "run.json").write_text(json.dumps({"schema": "other/9"}))
+    good = make_run(tmp_path / "good", [rec("a", "pass")])
+    assert main(["compare", str(bad), str(good)]) == 2
+    assert "schema" in capsys.readouterr().err
+    assert not (good / "compare.csv").exists()
