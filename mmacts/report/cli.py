@@ -1,9 +1,10 @@
-"""``mmacts report merge|compare``: the fleet tools over finished run directories.
+"""``mmacts report merge|compare|history``: the fleet tools over finished run directories.
 
 - ``merge OUT RUN...``: shards of one run (``--shard I/N`` on N hosts) -> one run directory.
 - ``compare BASE NEW [--out DIR] [--slower 1.5]``: what newly fails, newly passes, changed
   SASS or got slower, with both runs' metadata side by side (printed, and written as
   ``compare.html`` + ``compare.csv``).
+- ``history RUN... [--out DIR]``: ``history.html`` over many runs (see history.py).
 
 A directory that is not a complete mmacts run of this schema is refused with one line and
 exit code 2; nothing is overwritten.
@@ -110,6 +111,9 @@ def main(argv: list[str]) -> int:
     c.add_argument("new", type=Path)
     c.add_argument("--out", type=Path, default=None, help="where compare.html/csv go (default: NEW)")
     c.add_argument("--slower", type=float, default=1.5, help="time ratio that counts as slower")
+    h = sub.add_parser("history", help="one HTML page over many runs (oldest first)")
+    h.add_argument("runs", nargs="+", type=Path)
+    h.add_argument("--out", type=Path, default=Path("."), help="folder for history.html (default .)")
     try:
         args = p.parse_args(argv)
     except SystemExit as exc:
@@ -119,6 +123,13 @@ def main(argv: list[str]) -> int:
             df = merge(args.out, args.runs)
             print(f"merged {len(args.runs)} runs, {len(df)} cases")
             print(args.out)
+            return 0
+        if args.cmd == "history":
+            from mmacts.report.history import write_history
+
+            runs = [read_run(r) for r in args.runs]
+            runs.sort(key=lambda md: str(md[0].get("start") or ""))
+            print(write_history(args.out, runs))
             return 0
         diff, meta = compare(args.base, args.new, args.slower)
         out = args.out or args.new

@@ -54,6 +54,7 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     by_status = df["status"].value_counts().to_dict() if tot else {}
     summary = ", ".join(f"<span class='{s}'>{by_status[s]} {s}</span>" for s in _STATUS_ORDER if s in by_status)
     g = run.get("gpu", {})
+    tools = run.get("toolchain", {})
     meta = pd.DataFrame(
         [
             ("command", " ".join(run.get("command", []))),
@@ -62,7 +63,7 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
             ("host", run.get("host")),
             ("GPU", f"{g.get('name') or '-'} {g.get('compute_capability') or ''} driver {g.get('driver') or '-'}"
              f" runtime {g.get('cuda_runtime') or '-'}" if g.get("usable") else f"none ({g.get('reason')})"),
-            ("ptxas / nvdisasm", f"{run.get('toolchain', {}).get('ptxas')} / {run.get('toolchain', {}).get('nvdisasm')}"),
+            ("ptxas / nvdisasm", f"{tools.get('ptxas')} / {tools.get('nvdisasm')}"),
             ("git", run.get("git_sha")),
         ],
         columns=["field", "value"],

@@ -65,3 +65,16 @@ def test_foreign_input(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     assert main(["compare", str(bad), str(good)]) == 2
     assert "schema" in capsys.readouterr().err
     assert not (good / "compare.csv").exists()
+
+
+def test_history_page(tmp_path: Path) -> None:
+    runs = []
+    for i, st in enumerate(["pass", "fail", "pass"]):
+        runs.append(make_run(tmp_path / f"r{i}", [
+            rec("mma_sync.m16n8k32/e4m3xe2m1/sfa1-sfb2", st, spec_rows="T36.1", kernel_us=5.0 + i),
+            rec("mma_sync.m16n8k32/e5m2xe5m2/sfa0-sfb0", "pass", spec_rows="T36.1 T37.1")],
+            start=f"2026-01-0{i + 1}T00:00:00"))
+    assert main(["history", *map(str, runs), "--out", str(tmp_path)]) == 0
+    page = (tmp_path / "history.html").read_text()
+    assert page.count("<svg") == 3
+    assert "by type pair" in page and "e4m3" in page and "0/1" in page
