@@ -1,0 +1,1 @@
+"""Spec catalog: the PTX ISA tables and rules as data with provenance (see catalog.py)."""
