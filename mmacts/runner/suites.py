@@ -7,6 +7,7 @@ clone), so discovery is a directory listing, not a registry anyone must edit.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,5 +26,7 @@ def load_driver(name: str) -> Any:
     """Import ``suites.<name>.driver`` and return its ``DRIVER``."""
     if name not in suite_names():
         raise KeyError(name)
+    if str(REPO_ROOT) not in sys.path:  # a console script's sys.path does not hold the checkout
+        sys.path.insert(0, str(REPO_ROOT))
     mod = importlib.import_module(f"suites.{name}.driver")
     return mod.DRIVER
