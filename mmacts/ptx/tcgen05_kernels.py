@@ -1,0 +1,500 @@
+"""Kernel modules for ``tcgen05.mma ... .block_scale``: one PTX module per instruction *form*.
+
+Why one generic, table-driven kernel per form: the compile-time part of the instruction (kind,
+``.cta_group``, ``.scale_vectorsize`` spelling, ``.sp``, A from shared or tensor memory, the
+``.collector::a`` sequence) must be baked into the PTX text, but everything else the spec lets vary
+at run time -- instruction descriptor, shared-memory descriptors, SF tensor-memory addresses (SF
+IDs included), ``enable-input-d``, the data -- arrives through a *params buffer*. So one assembled
+module serves every N, M, SF ID, swizzle and data recipe of its form, and many cases run in one
+launch (one CTA, or one 2-CTA cluster, per case).
+
+What one CTA does (every step is driven by its params record; nothing is inferred in the kernel):
+
+1. copy its *shared-memory image* byte-for-byte from global into dynamic shared memory, at a
+   1024-byte aligned base (so swizzle patterns start where the host-built descriptors assume);
+2. warp 0: ``tcgen05.alloc`` (power-of-two columns, from params) + ``relinquish_alloc_permit``;
+3. all 4 warps: write the *TMEM preload image* (columns ``[0, preload_cols)`` relative to the
+   allocation, all 128 lanes) with ``tcgen05.st.32x32b.x1`` -- this is how scale factors are staged
+   "from registers", how A is placed in tensor memory and how D is initialised for
+   ``enable-input-d`` = true;
+4. one thread of the leader CTA: the listed ``tcgen05.cp`` operations (scale factors "from shared
+   memory"), then the MMAs of the form, then ``tcgen05.commit`` to an mbarrier (multicast to both
+   CTAs for ``cta_group::2``);
+5. thread 0 waits with a BOUNDED ``mbarrier.try_wait`` loop (``%globaltimer`` deadline from params);
+   on timeout it records status ``TIMEOUT`` and the CTA skips the read-back but still deallocates;
+6. ``tcgen05.fence::after_thread_sync``; each warp reads its lane quadrant with
+   ``tcgen05.ld.32x32b.x8`` over columns ``[ld_col0, ld_col0 + ld_ncols)``, ``tcgen05.wait::ld``,
+   and stores the raw 32-bit cells to global -- the host decodes D from that raw dump with the
+   datapath layout, exactly as it decodes the model's dump;
+7. ``tcgen05.dealloc``; thread 0 writes the status word (``OK`` / ``TIMEOUT``).
+
+Addresses in params are *relative*: shared-memory descriptors' start address (and, in LBO
+absolute mode, bit 52, the LBO field) are relative to the image base, and tensor-memory addresses
+to the allocation base. The kernel relocates them by plain addition; the CPU model uses base 0,
+which is the same arithmetic. The 2-CTA cluster is declared in the PTX (``.explicitcluster``,
+``.reqnctapercluster 2, 1, 1``) so a plain launch of ``grid = 2 * cases`` works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mmacts.ptx import instructions as I
+from mmacts.ptx.module import max_version, module_header
+from reference.tcgen05_model.program import CtaProgram
+
+# ---------------------------------------------------------------------------------------------
+# Params record layout (u64 words per CTA). The host writes it; the kernel reads it.
+
+REC_WORDS = 96
+"""u64 words per CTA record (768 bytes)."""
+W_SMEM_OFF, W_SMEM_BYTES, W_TMEM_NCOLS = 0, 1, 2
+W_PRELOAD_OFF, W_PRELOAD_COLS = 3, 4
+W_LD_COL0, W_LD_NCOLS, W_OUT_OFF = 5, 6, 7
+W_N_CP, W_TIMEOUT_NS, W_N_MMA = 8, 9, 10
+W_CP0 = 12
+"""Each cp op: word 0 = shape code | (relative taddr << 32); word 1 = relative smem descriptor."""
+MAX_CP = 24
+W_MMA0 = W_CP0 + 2 * MAX_CP
+"""Each MMA: a (descriptor, or relative A tmem address), b_desc, idesc | d_rel << 32,
+sfa_rel | sfb_rel << 32, enable_input_d | sp_meta_rel << 32."""
+MMA_WORDS = 5
+MAX_MMA = 4
+assert W_MMA0 + MMA_WORDS * MAX_MMA <= REC_WORDS
+
+STATUS_NOT_RUN, STATUS_OK, STATUS_TIMEOUT = 0, 1, 2
+"""Status word per CTA: 0 = the kernel never got there, 1 = completed, 2 = the bounded wait expired."""
+
+CP_SHAPES: dict[int, tuple[str, str | None]] = {
+    0: ("32x128b", "warpx4"),
+    1: ("64x128b", "warpx2::01_23"),
+    2: ("64x128b", "warpx2::02_13"),
+    3: ("128x128b", None),
+    4: ("128x256b", None),
+}
+"""Run-time cp shape codes -> (shape, multicast). 0 is what CUTLASS uses for scale factors; 1 is the
+DSL's Layout-B SFB copy."""
+
+
+SMEM_ALIGN = 1024
+"""Image base alignment: the largest swizzle repeat (128-byte swizzle, Table 41)."""
+
+
+@dataclass(frozen=True)
+class KernelForm:
+    """The compile-time qualifiers of one ``tcgen05.mma ... .block_scale`` kernel module."""
+
+    kind: str
+    """``mxf8f6f4`` | ``mxf4`` | ``mxf4nvf4``."""
+    scale_vec: str | None
+    """``1X`` | ``2X`` | ``4X`` | ``block16`` | ``block32`` | ``None`` (qualifier omitted)."""
+    cta_group: int = 1
+    sparse: bool = False
+    a_tmem: bool = False
+    collectors: tuple[str | None, ...] = (None,)
+    """One entry per MMA issued: ``None`` (no qualifier) or ``fill``/``use``/``lastuse``/``discard``."""
+    arch: str = "sm_100a"
+
+    def __post_init__(self) -> None:
+        if self.cta_group not in (1, 2):
+            raise ValueError("cta_group must be 1 or 2")
+        if not 1 <= len(self.collectors) <= MAX_MMA:
+            raise ValueError(f"1..{MAX_MMA} MMAs per form")
+
+    def instruction(self, collector: str | None = None) -> str:
+        """The opcode with every qualifier, as the kernel spells it."""
+        return I.tcgen05_mma_opcode(
+            self.kind, self.cta_group, sparse=self.sparse, block_scale=True,
+            scale_vec=self.scale_vec, collector_a=collector,
+        )
+
+    @property
+    def entry_name(self) -> str:
+        sv = self.scale_vec or "none"
+        col = "_".join(c or "d" for c in self.collectors)
+        return (f"tc05bs_{self.kind}_{sv}_cg{self.cta_group}_{'sp' if self.sparse else 'dn'}_"
+                f"{'at' if self.a_tmem else 'as'}_{col}")
+
+
+PTX_VERSION = "8.8"
+"""``.block16``/``.block32`` need PTX ISA 8.8 (9.7.16.10.9.1 notes); sm_103a also needs 8.8."""
+
+
+def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, kept in one place
+    cg = form.cta_group
+    L: list[str] = []
+    e = L.append
+    # ---- registers ---------------------------------------------------------------------------
+    e(".reg .pred %p<16>;")
+    e(".reg .b16 %h<4>;")
+    e(".reg .b32 %r<96>;")
+    e(".reg .b64 %rd<64>;")
+    e(".shared .align 8 .b64 mbar;")
+    e(".shared .align 4 .b32 tmem_slot;")
+    e(".shared .align 4 .b32 wait_flag;")
+    # ---- who am I ----------------------------------------------------------------------------
+    e("mov.u32 %r0, %tid.x;")                       # thread
+    e("shr.u32 %r1, %r0, 5;")                       # warp
+    e("and.b32 %r2, %r0, 31;")                      # lane in warp
+    if cg == 2:
+        e("mov.u32 %r3, %clusterid.x;")             # case index
+        e("mov.u32 %r4, %cluster_ctarank;")         # rank in pair
+        e("shl.b32 %r5, %r3, 1;")
+        e("add.u32 %r5, %r5, %r4;")                 # record index = 2*case + rank
+    else:
+        e("mov.u32 %r3, %ctaid.x;")
+        e("mov.u32 %r4, 0;")
+        e("mov.u32 %r5, %r3;")
+    e("ld.param.u64 %rd0, [p_params];")
+    e("cvta.to.global.u64 %rd0, %rd0;")
+    e("ld.param.u64 %rd1, [p_blob];")
+    e("cvta.to.global.u64 %rd1, %rd1;")
+    e("ld.param.u64 %rd2, [p_out];")
+    e("cvta.to.global.u64 %rd2, %rd2;")
+    e("ld.param.u64 %rd3, [p_status];")
+    e("cvta.to.global.u64 %rd3, %rd3;")
+    e(f"mul.wide.u32 %rd4, %r5, {REC_WORDS * 8};")
+    e("add.u64 %rd4, %rd0, %rd4;")                 # this CTA's record
+    e("mul.wide.u32 %rd5, %r5, 4;")
+    e("add.u64 %rd5, %rd3, %rd5;")                 # this CTA's status word
+    if cg == 2:
+        # Record index of the pair's leader (rank 0): the MMA/cp operands live there.
+        e("shl.b32 %r6, %r3, 1;")
+        e(f"mul.wide.u32 %rd6, %r6, {REC_WORDS * 8};")
+        e("add.u64 %rd6, %rd0, %rd6;")
+    else:
+        e("mov.u64 %rd6, %rd4;")
+    # ---- 1. shared-memory image --------------------------------------------------------------
+    e("mov.u32 %r7, smem_dyn;")
+    e(f"add.u32 %r7, %r7, {SMEM_ALIGN - 1};")
+    e(f"and.b32 %r7, %r7, {-SMEM_ALIGN & 0xFFFFFFFF};")   # aligned image base (shared::cta)
+    e(f"ld.global.u64 %rd7, [%rd4+{W_SMEM_OFF * 8}];")
+    e(f"ld.global.u64 %rd8, [%rd4+{W_SMEM_BYTES * 8}];")
+    e("cvt.u32.u64 %r8, %rd8;")
+    e("shr.u32 %r8, %r8, 4;")                       # 16-byte chunks
+    e("add.u64 %rd7, %rd1, %rd7;")                  # global source
+    e("mov.u32 %r9, %r0;")
+    e("SMEM_LOOP:")
+    e("setp.ge.u32 %p0, %r9, %r8;")
+    e("@%p0 bra SMEM_DONE;")
+    e("mul.wide.u32 %rd9, %r9, 16;")
+    e("add.u64 %rd10, %rd7, %rd9;")
+    e("ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd10];")
+    e("shl.b32 %r14, %r9, 4;")
+    e("add.u32 %r14, %r14, %r7;")
+    e("st.shared.v4.u32 [%r14], {%r10, %r11, %r12, %r13};")
+    e("add.u32 %r9, %r9, 128;")
+    e("bra SMEM_LOOP;")
+    e("SMEM_DONE:")
+    # Generic-proxy smem writes must be visible to the async proxy (tcgen05.cp / tcgen05.mma).
+    e("fence.proxy.async.shared::cta;")
+    # ---- mbarrier + cluster rendezvous -------------------------------------------------------
+    e("mov.u32 %r15, mbar;")
+    e("setp.eq.u32 %p1, %r0, 0;")
+    e("@%p1 mbarrier.init.shared::cta.b64 [%r15], 1;")
+    e("@%p1 fence.mbarrier_init.release.cluster;")
+    if cg == 2:
+        e("barrier.cluster.arrive.release.aligned;")
+        e("barrier.cluster.wait.acquire.aligned;")
+    else:
+        e("bar.sync 0;")
+    # ---- 2. allocate tensor memory -----------------------------------------------------------
+    e(f"ld.global.u64 %rd11, [%rd4+{W_TMEM_NCOLS * 8}];")
+    e("cvt.u32.u64 %r16, %rd11;")                   # ncols (power of two, 32..512)
+    e("mov.u32 %r17, tmem_slot;")
+    e("setp.eq.u32 %p2, %r1, 0;")
+    e("@!%p2 bra ALLOC_DONE;")
+    e(I.tcgen05_alloc(cg, "%r17", "%r16"))
+    e(I.tcgen05_relinquish(cg))
+    e("ALLOC_DONE:")
+    e(I.tcgen05_fence("before"))
+    e("bar.sync 0;")
+    e(I.tcgen05_fence("after"))
+    e("ld.shared.u32 %r18, [%r17];")                # TMEM base address
+    # ---- 3. TMEM preload via tcgen05.st (SF from registers, A in TMEM, initial D) -------------
+    e(f"ld.global.u64 %rd12, [%rd4+{W_PRELOAD_OFF * 8}];")
+    e(f"ld.global.u64 %rd13, [%rd4+{W_PRELOAD_COLS * 8}];")
+    e("cvt.u32.u64 %r19, %rd13;")
+    e("add.u64 %rd12, %rd1, %rd12;")
+    e("shl.b32 %r20, %r1, 21;")                     # (32*warp) << 16: this warp's lane quadrant
+    e("add.u32 %r21, %r18, %r20;")                  # quadrant base taddr
+    e("mul.lo.u32 %r22, %r0, %r19;")                # row = thread (= lane 32*warp + t)
+    e("mul.wide.u32 %rd14, %r22, 4;")
+    e("add.u64 %rd14, %rd12, %rd14;")               # &preload[lane][0]
+    e("mov.u32 %r23, 0;")
+    e("PRE_LOOP:")
+    e("setp.ge.u32 %p3, %r23, %r19;")
+    e("@%p3 bra PRE_DONE;")
+    e("mul.wide.u32 %rd15, %r23, 4;")
+    e("add.u64 %rd15, %rd14, %rd15;")
+    e("ld.global.u32 %r24, [%rd15];")
+    e("add.u32 %r25, %r21, %r23;")
+    e(I.tcgen05_st("32x32b", 1, "%r25", ["%r24"]))
+    e("add.u32 %r23, %r23, 1;")
+    e("bra PRE_LOOP;")
+    e("PRE_DONE:")
+    e(I.tcgen05_wait("st"))
+    e(I.tcgen05_fence("before"))
+    if cg == 2:
+        e("barrier.cluster.arrive.release.aligned;")
+        e("barrier.cluster.wait.acquire.aligned;")
+    else:
+        e("bar.sync 0;")
+    e(I.tcgen05_fence("after"))
+    # ---- 4. leader thread: cp ops, MMAs, commit ---------------------------------------------
+    e("setp.ne.u32 %p4, %r0, 0;")
+    if cg == 2:
+        e("setp.ne.u32 %p5, %r4, 0;")
+        e("or.pred %p4, %p4, %p5;")
+    e("@%p4 bra ISSUE_DONE;")
+    e("mov.u32 %r26, %r7;")
+    e("shr.u32 %r26, %r26, 4;")
+    e("cvt.u64.u32 %rd16, %r26;")                   # image base >> 4 (descriptor units)
+    e("shl.b64 %rd17, %rd16, 16;")                  # same, in the LBO field
+    e(f"ld.global.u64 %rd18, [%rd6+{W_N_CP * 8}];")
+    e("cvt.u32.u64 %r27, %rd18;")
+    e("mov.u32 %r28, 0;")
+    e("CP_LOOP:")
+    e("setp.ge.u32 %p6, %r28, %r27;")
+    e("@%p6 bra CP_DONE;")
+    e("mul.wide.u32 %rd19, %r28, 16;")
+    e("add.u64 %rd19, %rd6, %rd19;")
+    e(f"ld.global.u64 %rd20, [%rd19+{W_CP0 * 8}];")
+    e(f"ld.global.u64 %rd21, [%rd19+{W_CP0 * 8 + 8}];")
+    L.extend(_reloc("%rd21"))
+    e("cvt.u32.u64 %r29, %rd20;")                   # shape code
+    e("shr.u64 %rd22, %rd20, 32;")
+    e("cvt.u32.u64 %r30, %rd22;")
+    e("add.u32 %r30, %r30, %r18;")                  # absolute taddr
+    for code, (shape, mc) in CP_SHAPES.items():
+        e(f"setp.eq.u32 %p7, %r29, {code};")
+        e(f"@%p7 {I.tcgen05_cp(cg, shape, '%r30', '%rd21', multicast=mc)}")
+    e("add.u32 %r28, %r28, 1;")
+    e("bra CP_LOOP;")
+    e("CP_DONE:")
+    e(f"ld.global.u64 %rd23, [%rd6+{W_N_MMA * 8}];")
+    e("cvt.u32.u64 %r31, %rd23;")
+    for i, coll in enumerate(form.collectors):
+        base = (W_MMA0 + MMA_WORDS * i) * 8
+        e(f"setp.le.u32 %p8, %r31, {i};")
+        e("@%p8 bra MMA_DONE;")
+        e(f"ld.global.u64 %rd24, [%rd6+{base}];")
+        e(f"ld.global.u64 %rd25, [%rd6+{base + 8}];")
+        e(f"ld.global.u64 %rd26, [%rd6+{base + 16}];")
+        e(f"ld.global.u64 %rd27, [%rd6+{base + 24}];")
+        e(f"ld.global.u64 %rd28, [%rd6+{base + 32}];")
+        if form.a_tmem:
+            e("cvt.u32.u64 %r32, %rd24;")
+            e("add.u32 %r32, %r32, %r18;")
+            a_op = "%r32"
+        else:
+            L.extend(_reloc("%rd24"))
+            a_op = "%rd24"
+        L.extend(_reloc("%rd25"))
+        e("cvt.u32.u64 %r33, %rd26;")               # idesc
+        e("shr.u64 %rd29, %rd26, 32;")
+        e("cvt.u32.u64 %r34, %rd29;")
+        e("add.u32 %r34, %r34, %r18;")              # D taddr
+        e("cvt.u32.u64 %r35, %rd27;")
+        e("add.u32 %r35, %r35, %r18;")              # SFA taddr
+        e("shr.u64 %rd30, %rd27, 32;")
+        e("cvt.u32.u64 %r36, %rd30;")
+        e("add.u32 %r36, %r36, %r18;")              # SFB taddr
+        e("cvt.u32.u64 %r37, %rd28;")
+        e("setp.ne.u32 %p9, %r37, 0;")              # enable-input-d
+        e("shr.u64 %rd31, %rd28, 32;")
+        e("cvt.u32.u64 %r38, %rd31;")
+        e("add.u32 %r38, %r38, %r18;")              # sparse metadata taddr
+        e(I.tcgen05_mma(
+            form.kind, cg, d_tmem="%r34", a=a_op, b_desc="%rd25", idesc="%r33",
+            enable_input_d="%p9", sparse=form.sparse, block_scale=True, scale_vec=form.scale_vec,
+            a_in_tmem=form.a_tmem, collector_a=coll, sp_meta_tmem="%r38" if form.sparse else None,
+            scale_a_tmem="%r35", scale_b_tmem="%r36",
+        ))
+    e("MMA_DONE:")
+    if cg == 2:
+        e("mov.b16 %h0, 3;")
+        e(I.tcgen05_commit(cg, "%r15", multicast_mask="%h0", shared_cluster=True))
+    else:
+        e(I.tcgen05_commit(cg, "%r15", shared_cluster=True))
+    e("ISSUE_DONE:")
+    # ---- 5. bounded completion wait (thread 0 of each CTA) -----------------------------------
+    e("mov.u32 %r39, wait_flag;")
+    e("@!%p1 bra WAIT_DONE;")
+    e(f"ld.global.u64 %rd32, [%rd4+{W_TIMEOUT_NS * 8}];")
+    e("mov.u64 %rd33, %globaltimer;")
+    e("add.u64 %rd33, %rd33, %rd32;")               # deadline
+    e(f"mov.u32 %r40, {STATUS_OK};")
+    e("WAIT_LOOP:")
+    e("mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], 0;")
+    e("@%p10 bra WAIT_END;")
+    e("mov.u64 %rd34, %globaltimer;")
+    e("setp.lt.u64 %p11, %rd34, %rd33;")
+    e("@%p11 bra WAIT_LOOP;")
+    e(f"mov.u32 %r40, {STATUS_TIMEOUT};")
+    e("WAIT_END:")
+    e("st.shared.u32 [%r39], %r40;")
+    e("WAIT_DONE:")
+    e("bar.sync 0;")
+    e("ld.shared.u32 %r41, [%r39];")
+    e(f"setp.ne.u32 %p12, %r41, {STATUS_OK};")
+    e("@%p12 bra READ_DONE;")
+    e(I.tcgen05_fence("after"))
+    # ---- 6. read back the raw TMEM window with tcgen05.ld.32x32b.x8 -------------------------
+    e(f"ld.global.u64 %rd35, [%rd4+{W_LD_COL0 * 8}];")
+    e(f"ld.global.u64 %rd36, [%rd4+{W_LD_NCOLS * 8}];")
+    e(f"ld.global.u64 %rd37, [%rd4+{W_OUT_OFF * 8}];")
+    e("cvt.u32.u64 %r42, %rd35;")
+    e("cvt.u32.u64 %r43, %rd36;")
+    e("add.u32 %r44, %r21, %r42;")                  # quadrant base + ld_col0
+    e("add.u64 %rd38, %rd2, %rd37;")
+    e("mul.lo.u32 %r45, %r0, %r43;")
+    e("mul.wide.u32 %rd39, %r45, 4;")
+    e("add.u64 %rd38, %rd38, %rd39;")               # &out[lane][0]
+    e("mov.u32 %r46, 0;")
+    e("LD_LOOP:")
+    e("setp.ge.u32 %p13, %r46, %r43;")
+    e("@%p13 bra LD_END;")
+    e("add.u32 %r47, %r44, %r46;")
+    regs = [f"%r{48 + i}" for i in range(8)]
+    e(I.tcgen05_ld("32x32b", 8, regs, "%r47"))
+    e(I.tcgen05_wait("ld"))
+    e("mul.wide.u32 %rd40, %r46, 4;")
+    e("add.u64 %rd40, %rd38, %rd40;")
+    for i, r in enumerate(regs):
+        e(f"st.global.u32 [%rd40+{4 * i}], {r};")
+    e("add.u32 %r46, %r46, 8;")
+    e("bra LD_LOOP;")
+    e("LD_END:")
+    e("READ_DONE:")
+    # ---- 7. teardown --------------------------------------------------------------------------
+    e(I.tcgen05_fence("before"))
+    if cg == 2:
+        e("barrier.cluster.arrive.release.aligned;")
+        e("barrier.cluster.wait.acquire.aligned;")
+    else:
+        e("bar.sync 0;")
+    e(I.tcgen05_fence("after"))
+    e("@!%p2 bra DEALLOC_DONE;")
+    e(I.tcgen05_dealloc(cg, "%r18", "%r16"))
+    e("DEALLOC_DONE:")
+    e("@%p1 st.global.u32 [%rd5], %r41;")
+    e("ret;")
+    return L
+
+
+def _reloc(reg: str) -> list[str]:
+    """Relocate a relative smem descriptor: start address += base>>4; LBO too in absolute mode."""
+    return [
+        f"add.u64 {reg}, {reg}, %rd16;",
+        f"shr.u64 %rd41, {reg}, 52;",
+        "and.b64 %rd41, %rd41, 1;",
+        "mul.lo.u64 %rd41, %rd41, %rd17;",
+        f"add.u64 {reg}, {reg}, %rd41;",
+    ]
+
+
+def module_ptx(form: KernelForm) -> str:
+    """The complete PTX module (one ``.entry``) for ``form``."""
+    directives = [".maxntid 128, 1, 1"]
+    if form.cta_group == 2:
+        directives = [".explicitcluster", ".reqnctapercluster 2, 1, 1", *directives]
+    body = _lines(form)
+    head = module_header(form.arch, max_version(PTX_VERSION, _min_version(form.arch)))
+    sig = ", ".join(f".param .u64 {p}" for p in ("p_params", "p_blob", "p_out", "p_status"))
+    text = [head, ".extern .shared .align 1024 .b8 smem_dyn[];", "",
+            f".visible .entry {form.entry_name}({sig})", *directives, "{"]
+    text += [("    " + ln) if not ln.endswith(":") else ln for ln in body]
+    text.append("}")
+    return "\n".join(text) + "\n"
+
+
+def _min_version(arch: str) -> str:
+    from mmacts.ptx.module import min_ptx_for_target
+
+    return min_ptx_for_target(arch)
+
+
+# ---------------------------------------------------------------------------------------------
+# Host side: packing many cases into the params/blob buffers.
+
+
+@dataclass
+class PackedLaunch:
+    """The buffers of one launch; ``out_slices[i]`` locates CTA i's raw (128, ld_ncols) dump."""
+
+    params: np.ndarray
+    blob: np.ndarray
+    out_bytes: int
+    out_slices: list[tuple[int, int]] = field(default_factory=list)
+    smem_bytes: int = 0
+    """Dynamic shared memory to request (largest image + alignment slack)."""
+
+
+def pack(programs: Sequence[CtaProgram]) -> PackedLaunch:
+    """Lay out CTA programs (2 per case for ``cta_group::2``, leader first) in launch buffers."""
+    params = np.zeros((len(programs), REC_WORDS), dtype=np.uint64)
+    chunks: list[bytes] = []
+    off = 0
+    out_off = 0
+    slices = []
+    max_smem = 0
+
+    def put(b: bytes) -> int:
+        nonlocal off
+        start = off
+        pad = (-len(b)) % 16
+        chunks.append(b + bytes(pad))
+        off += len(b) + pad
+        return start
+
+    for i, p in enumerate(programs):
+        if p.smem.size % 16:
+            raise ValueError("smem image length must be a multiple of 16")
+        if p.ld_ncols % 8:
+            raise ValueError("ld_ncols must be a multiple of 8 (tcgen05.ld .x8)")
+        if len(p.cps) > MAX_CP or len(p.mmas) > MAX_MMA:
+            raise ValueError("too many cp/mma operations for one record")
+        r = params[i]
+        r[W_SMEM_OFF] = put(np.ascontiguousarray(p.smem, dtype=np.uint8).tobytes())
+        r[W_SMEM_BYTES] = p.smem.size
+        r[W_TMEM_NCOLS] = p.tmem_ncols
+        pre = np.ascontiguousarray(p.preload, dtype=np.uint32)
+        if pre.ndim != 2 or pre.shape[0] != 128:
+            raise ValueError("preload must be uint32 (128, cols)")
+        r[W_PRELOAD_OFF] = put(pre.tobytes())
+        r[W_PRELOAD_COLS] = pre.shape[1]
+        r[W_LD_COL0] = p.ld_col0
+        r[W_LD_NCOLS] = p.ld_ncols
+        r[W_OUT_OFF] = out_off
+        slices.append((out_off, p.ld_ncols))
+        out_off += 128 * p.ld_ncols * 4
+        r[W_N_CP] = len(p.cps)
+        r[W_TIMEOUT_NS] = p.timeout_ns
+        r[W_N_MMA] = len(p.mmas)
+        for j, (code, taddr, desc) in enumerate(p.cps):
+            r[W_CP0 + 2 * j] = (code & 0xFFFFFFFF) | ((taddr & 0xFFFFFFFF) << 32)
+            r[W_CP0 + 2 * j + 1] = desc & 0xFFFFFFFFFFFFFFFF
+        for j, m in enumerate(p.mmas):
+            w = W_MMA0 + MMA_WORDS * j
+            r[w] = m.a & 0xFFFFFFFFFFFFFFFF
+            r[w + 1] = m.b_desc & 0xFFFFFFFFFFFFFFFF
+            r[w + 2] = (m.idesc & 0xFFFFFFFF) | ((m.d_tmem & 0xFFFFFFFF) << 32)
+            r[w + 3] = (m.sfa_tmem & 0xFFFFFFFF) | ((m.sfb_tmem & 0xFFFFFFFF) << 32)
+            r[w + 4] = int(bool(m.enable_input_d)) | ((m.sp_meta_tmem & 0xFFFFFFFF) << 32)
+        max_smem = max(max_smem, p.smem.size)
+    blob = np.frombuffer(b"".join(chunks) or bytes(16), dtype=np.uint8).copy()
+    return PackedLaunch(params=params, blob=blob, out_bytes=max(out_off, 4), out_slices=slices,
+                        smem_bytes=max_smem + SMEM_ALIGN)
+
+
+def unpack_out(out: np.ndarray, launch: PackedLaunch) -> list[np.ndarray]:
+    """Split the raw output buffer into one uint32 (128, ld_ncols) dump per CTA."""
+    raw = np.ascontiguousarray(out).view(np.uint8)
+    dumps = []
+    for off, ncols in launch.out_slices:
+        dumps.append(raw[off: off + 128 * ncols * 4].view(np.uint32).reshape(128, ncols).copy())
+    return dumps

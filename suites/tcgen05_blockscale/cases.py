@@ -1,0 +1,277 @@
+"""Case enumeration for ``tcgen05.mma ... .block_scale`` (Tables 39, 43, 44, 54, 55).
+
+Why the split standard/full: ``standard`` touches every row and every field value at least once
+(all 25 mxf8f6f4 type pairs, every ``.scale_vectorsize`` spelling incl. omitted and K=96, every
+M/cta_group, representative N -- min, max, an odd multiple, one above 128 -- every SF ID, both SF
+staging paths, transpose/negate, enable-input-d, A from TMEM, every swizzle, collector sequences,
+sparse); ``full`` adds every N of every shape family and every type pair per shape.
+
+Facts the spec leaves open are PROBES: recipe ``probe:<name>``, expectation mode ``observe``
+(recorded, never pass/fail) -- see ``PROBES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mmacts.cases.model import Case
+from mmacts.ptx.tcgen05_kernels import KernelForm
+from mmacts.spec import catalog
+from mmacts.spec import queries as Q
+
+SUITE = "tcgen05_blockscale"
+F8 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+
+SPELLINGS: dict[str, tuple[tuple[str | None, str], ...]] = {
+    # kind: ((scale_vec qualifier, scale type), ...) allowed by Tables 54/55 (K != 96)
+    "mxf8f6f4": ((None, "ue8m0"), ("1X", "ue8m0"), ("block32", "ue8m0")),
+    "mxf4": ((None, "ue8m0"), ("2X", "ue8m0"), ("block32", "ue8m0")),
+    "mxf4nvf4": (("2X", "ue8m0"), ("block32", "ue8m0"), ("4X", "ue8m0"), ("block16", "ue8m0"),
+                 ("4X", "ue4m3"), ("block16", "ue4m3")),
+}
+K96_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "mxf4": (("block32", "ue8m0"),),
+    "mxf4nvf4": (("block32", "ue8m0"), ("block16", "ue8m0"), ("block16", "ue4m3")),
+}
+
+PROBES: dict[str, str] = {
+    "sf_quadrant": "SF written into one TMEM lane quadrant only, decoys elsewhere: which quadrant does the "
+                   "MMA read? (cutlass-facts §1.2/§9; model hypothesis: each D lane's own quadrant)",
+    "sf_addr_bits30_31": "SF address operands carry the SF ID in bits 30-31 as CUTLASS passes them: ignored? "
+                         "(cutlass-facts §1.3, §8 #10; model: ignored)",
+    "a_tmem_holder": "4/6-bit A in a TMEM 8-bit holder: FP4 bits [5:2], FP6 bits [6:1]? (Figures 199-201 "
+                     "missing; cutlass-facts §3.4)",
+    "mn_major_sub8": "MN-major (transposed) FP4/FP6 under mxf8f6f4: Table 52 lists transposed layouts only for "
+                     ">= 8-bit, Tables 43/49 allow transpose (cutlass-facts §8 #8)",
+    "sparse_meta": "sparse metadata layout in TMEM (Figures 260/261/267 missing); model hypothesis "
+                   "'lane_row_nibble'",
+    "layoutB_sfb": "Layout B (M=128, cta_group::2) SFB split at N/2 for N other than 128/256 "
+                   "(cutlass-facts §1.4 inference)",
+}
+
+
+def _t54(kind: str, sv: str | None, k96: bool) -> str:
+    if sv is None:
+        return "T54.8" if kind == "mxf8f6f4" else "T54.7"
+    return {"1X": "T54.1", "2X": "T54.2", "4X": "T54.3"}.get(sv) or (
+        ("T54.4" if k96 else "T54.5") if sv == "block16" else
+        ("T54.8" if kind == "mxf8f6f4" else ("T54.6" if k96 else "T54.7")))
+
+
+def _t55(kind: str, stype: str) -> str:
+    return {"mxf8f6f4": "T55.1", "mxf4": "T55.2"}.get(kind) or ("T55.3" if stype == "ue8m0" else "T55.4")
+
+
+def _idesc_rows(kind: str, rt: dict[str, Any], sparse: bool) -> tuple[str, ...]:
+    t = "T43" if kind == "mxf8f6f4" else "T44"
+    if t == "T43":
+        rows = [2, 4, 6, 7, 12, 13, 15, 16]
+        if rt.get("negate_a"):
+            rows.append(8)
+        if rt.get("negate_b"):
+            rows.append(9)
+        if rt.get("transpose_a"):
+            rows.append(10)
+        if rt.get("transpose_b"):
+            rows.append(11)
+    else:
+        rows = [2, 4, 6, 7, 13, 14, 16, 17, 18]
+        if rt.get("negate_a"):
+            rows.append(9)
+        if rt.get("negate_b"):
+            rows.append(10)
+    return tuple(f"{t}.{r}" for r in sorted(rows))
+
+
+def _shape_ref(kind: str, cg: int, sparse: bool, m: int, k96: bool) -> str:
+    for s in _shapes():
+        if s.kind == kind and s.cta_group == cg and s.sparse == sparse and s.M == m and (s.K == 96) == k96:
+            return s.refs[0]
+    raise ValueError(f"no Table 39 shape for {kind} cg{cg} sparse={sparse} M={m} K96={k96}")
+
+
+_SHAPES: tuple | None = None
+
+
+def _shapes() -> tuple:
+    global _SHAPES
+    if _SHAPES is None:
+        cat = catalog.load()
+        _SHAPES = tuple(s for k in ("mxf8f6f4", "mxf4", "mxf4nvf4") for s in Q.tcgen05_shapes(cat, k) if not s.ws)
+    return _SHAPES
+
+
+def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 128, n: int = 64,
+              atype: str = "e2m1", btype: str = "e2m1", stype: str = "ue8m0", sparse: bool = False,
+              a_tmem: bool = False, collectors: tuple[str | None, ...] = (None,), k96: bool = False,
+              recipe: str = "exact", seed: int = 0, xfail: str = "", **rt: Any) -> Case:
+    """One case; ``rt`` adds run-time fields (sfa_id, sfb_id, sf_stage, swizzle_a/b, transpose/negate...)."""
+    if kind == "mxf8f6f4":
+        pass
+    else:
+        atype = btype = "e2m1"
+    arch = "sm_103a" if k96 else "sm_100a"
+    form = dict(kind=kind, scale_vec=sv, cta_group=cg, sparse=sparse, a_tmem=a_tmem,
+                collectors=tuple(collectors), arch=arch)
+    runtime: dict[str, Any] = dict(m=m, n=n, atype=atype, btype=btype, stype=stype, k96=k96)
+    runtime.update(rt)
+    runtime.setdefault("sfa_id", 0)
+    runtime.setdefault("sfb_id", 0)
+    runtime.setdefault("sf_stage", "st")
+    kf = KernelForm(**form)
+    parts = [kind, sv or "omitted", f"cg{cg}", "sp" if sparse else "dense", f"M{m}N{n}",
+             f"{atype}x{btype}", stype, f"sfa{runtime['sfa_id']}sfb{runtime['sfb_id']}", runtime["sf_stage"]]
+    if k96:
+        parts.append("K96")
+    if a_tmem:
+        parts.append("Atmem")
+    if collectors != (None,):
+        parts.append("coll-" + "-".join(c or "none" for c in collectors))
+    for key in ("swizzle_a", "swizzle_b"):
+        if key in rt:
+            parts.append(f"{key[-1]}{rt[key]}")
+    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty"):
+        if rt.get(key):
+            parts.append(key)
+    if "sf_quadrant_only" in rt:
+        parts.append(f"q{rt['sf_quadrant_only']}")
+    if recipe != "exact":
+        parts.append(recipe)
+    if seed:
+        parts.append(f"s{seed}")
+    rows = (_shape_ref(kind, cg, sparse, m, k96), _t54(kind, sv, k96), _t55(kind, stype),
+            *_idesc_rows(kind, runtime, sparse))
+    return Case(case_id=".".join(parts), suite=SUITE, instruction=kf.instruction(collectors[0]), arch=arch,
+                spec_rows=rows, level=level, form=form, runtime=runtime, recipe=recipe, seed=seed, xfail=xfail)
+
+
+def _rep_n(ns: tuple[int, ...]) -> list[int]:
+    """min, an odd multiple of the step, 128, one above 128 that is not a power of two, max."""
+    step = ns[1] - ns[0]
+    pick = {ns[0], 3 * step, 128, 128 + 3 * step, ns[-1]}
+    return sorted(x for x in pick if x in ns)
+
+
+def enumerate_cases(level: str) -> list[Case]:
+    """Every case at ``level`` (smaller levels included)."""
+    seen: dict[str, Case] = {}
+    for c in _generate():
+        if c.in_level(level) and c.case_id not in seen:
+            seen[c.case_id] = c
+    return list(seen.values())
+
+
+def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
+    S, F = "standard", "full"
+    # smoke: one per kind
+    yield make_case("smoke", "mxf8f6f4", None, atype="e4m3", btype="e4m3")
+    yield make_case("smoke", "mxf4", "2X")
+    yield make_case("smoke", "mxf4nvf4", "4X", stype="ue4m3")
+    # all 25 type pairs (SF IDs rotate so every ID meets several pairs)
+    for i, (a, b) in enumerate((a, b) for a in F8 for b in F8):
+        yield make_case(S, "mxf8f6f4", None, atype=a, btype=b, sfa_id=i % 4, sfb_id=(i // 4) % 4, seed=i)
+        yield make_case(F, "mxf8f6f4", "1X", cg=2, m=256, n=128, atype=a, btype=b, seed=i)
+        yield make_case(F, "mxf8f6f4", "block32", cg=2, m=128, n=64, atype=a, btype=b, seed=i)
+    # every shape family x spelling x representative N (full: every N)
+    for s in _shapes():
+        if s.sparse or s.K == 96:
+            continue
+        spell = SPELLINGS[s.kind]
+        for j, (sv, st) in enumerate(spell):
+            types = ("e4m3", "e2m1") if s.kind == "mxf8f6f4" else ("e2m1", "e2m1")
+            for n in _rep_n(s.N):
+                yield make_case(S, s.kind, sv, cg=s.cta_group, m=s.M, n=n, atype=types[0], btype=types[1],
+                                stype=st, seed=n + j)
+            for n in s.N:
+                yield make_case(F, s.kind, sv, cg=s.cta_group, m=s.M, n=n, stype=st, seed=n,
+                                atype="e5m2" if s.kind == "mxf8f6f4" else "e2m1",
+                                btype="e3m2" if s.kind == "mxf8f6f4" else "e2m1")
+    # every SF ID pair (cta_group::1, both staging paths for a subset)
+    for sfa in range(4):
+        for sfb in range(4):
+            yield make_case(S, "mxf8f6f4", "block32", atype="e4m3", btype="e5m2", sfa_id=sfa, sfb_id=sfb,
+                            sf_stage="cp" if (sfa + sfb) % 2 else "st", n=40)
+            yield make_case(F, "mxf8f6f4", None, cg=2, m=256, n=256, atype="e2m3", btype="e4m3",
+                            sfa_id=sfa, sfb_id=sfb, sf_stage="cp")
+    for kind, spells in (("mxf4", (("2X", "ue8m0"),)), ("mxf4nvf4", (("block32", "ue8m0"),))):
+        for sv, st in spells:
+            for sfa in (0, 2):
+                for sfb in (0, 2):
+                    yield make_case(S, kind, sv, stype=st, sfa_id=sfa, sfb_id=sfb, n=72)
+                    yield make_case(S, kind, sv, cg=2, m=128, n=256, stype=st, sfa_id=sfa, sfb_id=sfb,
+                                    sf_stage="cp")
+    # SF staging: cp and st for every kind/cta_group/M
+    for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4", "block32", "ue8m0"),
+                         ("mxf4nvf4", "block16", "ue4m3")):
+        for cg, m in ((1, 128), (2, 128), (2, 256)):
+            for stage in ("st", "cp"):
+                yield make_case(S, kind, sv, cg=cg, m=m, n=256 if cg == 2 else 128, stype=st,
+                                atype="e4m3", btype="e2m3", sf_stage=stage)
+    # transpose (MN-major) for 8-bit types, every swizzle
+    for sw in ("none", "32B", "64B", "128B"):
+        for ta, tb in ((1, 0), (0, 1), (1, 1)):
+            yield make_case(S, "mxf8f6f4", None, n=128, atype="e4m3", btype="e5m2", transpose_a=ta,
+                            transpose_b=tb, swizzle_a=sw, swizzle_b=sw)
+        yield make_case(S, "mxf8f6f4", None, cg=2, m=256, n=256, atype="e5m2", btype="e4m3",
+                        transpose_a=1, transpose_b=1, swizzle_a=sw, swizzle_b=sw)
+    yield make_case(S, "mxf8f6f4", None, n=128, atype="e4m3", btype="e4m3", transpose_a=1,
+                    swizzle_a="128B_base32B", swizzle_b="128B")
+    # K-major swizzles for every container
+    for sw in ("none", "32B", "64B", "128B"):
+        for a, b in (("e4m3", "e2m1"), ("e3m2", "e2m3")):
+            yield make_case(S, "mxf8f6f4", None, atype=a, btype=b, swizzle_a=sw, swizzle_b=sw, n=96)
+        yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", swizzle_a=sw, swizzle_b=sw, n=96)
+        yield make_case(S, "mxf4", "2X", swizzle_a=sw, swizzle_b=sw, n=104)
+    # negate and enable-input-d
+    for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "4X")):
+        for na, nb in ((1, 0), (0, 1), (1, 1)):
+            yield make_case(S, kind, sv, atype="e4m3", btype="e2m1", negate_a=na, negate_b=nb)
+        for cg, m in ((1, 128), (2, 128), (2, 256)):
+            yield make_case(S, kind, sv, cg=cg, m=m, n=128, atype="e2m3", btype="e3m2", enable_d=True)
+    # A from tensor memory (8-bit: exact; 4/6-bit holders are a probe)
+    for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "block16")):
+        for cg, m in ((1, 128), (2, 256)):
+            yield make_case(S, kind, sv, cg=cg, m=m, n=128, a_tmem=True, atype="e4m3", btype="e5m2")
+    for a in ("e2m1", "e2m3", "e3m2"):
+        yield make_case(S, "mxf8f6f4", None, a_tmem=True, atype=a, btype="e4m3", recipe="probe:a_tmem_holder")
+    # collector sequences (A reused from the collector; B advances) and multi-MMA K loops
+    for coll in (("fill", "use", "lastuse"), ("fill", "lastuse"), ("discard",), ("fill", "use", "use", "lastuse")):
+        yield make_case(S, "mxf8f6f4", None, collectors=coll, atype="e4m3", btype="e4m3", a_reuse=True)
+        yield make_case(S, "mxf4nvf4", "4X", collectors=coll, stype="ue4m3", a_reuse=True, a_tmem=False)
+    for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4", "2X", "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
+        yield make_case(S, kind, sv, collectors=(None,) * 4, stype=st, n=256, atype="e4m3", btype="e4m3")
+        yield make_case(S, kind, sv, cg=2, m=256, n=256, collectors=(None,) * 4, stype=st, atype="e2m1",
+                        btype="e4m3", sf_stage="cp")
+    # K = 96 (sm_103a): M=256 cta_group::2, N<=128 and N>128 SFB layouts, every SF ID
+    for kind, spells in K96_SPELLINGS.items():
+        for sv, st in spells:
+            ids = (0, 1, 2, 3) if sv == "block32" else (0, 2)
+            for n in (64, 128, 144, 256):
+                for sid in ids:
+                    yield make_case(S, kind, sv, cg=2, m=256, n=n, stype=st, k96=True, sfa_id=sid,
+                                    sfb_id=ids[(ids.index(sid) + 1) % len(ids)],
+                                    sf_stage="cp" if n > 128 else "st")
+    # sparse (.sp): metadata layout is a probe
+    for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4", "2X", "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
+        for cg, m in ((1, 128), (2, 256)):
+            yield make_case(S, kind, sv, cg=cg, m=m, n=128, sparse=True, stype=st, atype="e4m3",
+                            btype="e2m1", recipe="probe:sparse_meta")
+    # probes
+    for q in range(4):
+        yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", sf_quadrant_only=q,
+                        recipe="probe:sf_quadrant")
+        yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=256, stype="ue4m3", sf_quadrant_only=q,
+                        recipe="probe:sf_quadrant", sf_decoy=0x38)
+    for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X")):
+        yield make_case(S, kind, sv, sfa_id=2, sfb_id=2, sf_addr_dirty=True, recipe="probe:sf_addr_bits30_31")
+    for a, b in (("e2m1", "e4m3"), ("e3m2", "e2m3"), ("e4m3", "e2m1")):
+        yield make_case(S, "mxf8f6f4", None, n=128, atype=a, btype=b, transpose_a=1, transpose_b=1,
+                        swizzle_a="128B", swizzle_b="128B", recipe="probe:mn_major_sub8")
+    for n in (96, 160):
+        yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=n, stype="ue4m3", recipe="probe:layoutB_sfb")
+
+
+def is_probe(case: Case) -> bool:
+    """Probe cases compare in ``observe`` mode: the spec leaves the answer open."""
+    return case.recipe.startswith("probe:")

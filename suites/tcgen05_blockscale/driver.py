@@ -1,0 +1,200 @@
+"""Suite ``tcgen05_blockscale``: ``tcgen05.mma ... .block_scale`` on sm_100a / sm_103a.
+
+The driver glues four independent pieces: the case list (``cases.py``), the host encoders
+(``build.py``: logical data -> shared/tensor-memory images + descriptors), the kernel generator
+(``mmacts.ptx.tcgen05_kernels``) and the CPU model (``reference.tcgen05_model``). ``expected`` never
+looks at an encoding: it is the exact block-scaled GEMM of the logical matrices
+(``reference.gemm``). A model-backend pass is NOT a hardware pass; until a Blackwell GPU has run
+these kernels the suite's verdicts are about the model's reading of the spec only.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation, LaunchResult
+from mmacts.cases.model import Case
+from mmacts.ptx import tcgen05_kernels as K
+from reference.tcgen05_model import machine
+from suites.tcgen05_blockscale import build as B
+from suites.tcgen05_blockscale import cases as C
+from suites.tcgen05_blockscale import diagnose as D
+
+FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
+"""Arch-specific ('a') cubins run only on their exact compute capability."""
+
+
+def _form(case: Case) -> K.KernelForm:
+    f = dict(case.form)
+    f["collectors"] = tuple(f.get("collectors", (None,)))
+    return K.KernelForm(**f)
+
+
+def device_reason(cc: tuple[int, int], arch: str) -> str | None:
+    """``None`` when a device of capability ``cc`` runs an ``arch`` cubin, else a precise reason."""
+    want = FAMILY_CC.get(arch)
+    have = f"sm_{cc[0]}{cc[1]}"
+    if want is None:
+        return f"unknown target {arch}"
+    if tuple(cc) == want:
+        return None
+    if cc[0] in (10, 11):
+        return f"needs {arch} exactly (compute capability {want[0]}.{want[1]}); this device is {have}"
+    return f"needs an sm_100-family GPU ({arch}); this device is {have}"
+
+
+class Tcgen05BlockScaleDriver:
+    """Implements ``mmacts.backends.driver.Driver`` for tcgen05.mma block scaling."""
+
+    suite = C.SUITE
+
+    def cases(self, level: str) -> list[Case]:
+        return C.enumerate_cases(level)
+
+    def module_ptx(self, case: Case) -> str:
+        return K.module_ptx(_form(case))
+
+    def make_inputs(self, case: Case) -> B.CaseInputs:
+        return _inputs(case)
+
+    def expected(self, case: Case, inputs: B.CaseInputs) -> Expectation:
+        rt = case.runtime
+        want = B.expected_d(inputs, case.form["kind"], negate_a=bool(rt.get("negate_a")),
+                            negate_b=bool(rt.get("negate_b")))
+        if C.is_probe(case):
+            name = case.recipe.split(":", 1)[1]
+            return Expectation(want=want, mode="observe",
+                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is the logical answer; "
+                                    "a mismatch pattern is the observation")
+        return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
+
+    def run_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
+        dumps = machine.run(_form(case), inputs.programs)
+        got = machine.decode_d(dumps, inputs.layout, inputs.m, inputs.n)
+        return LaunchResult(got=got, extra={"backend": "model", "hypotheses": "row_quadrant, lane_row_nibble"})
+
+    def run_cuda(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
+        """Launch every runnable case of one form in one grid (one CTA / CTA pair per case)."""
+        from mmacts.backends import cuda_runtime as CR
+
+        mod = CR.as_module(module)
+        cc = tuple(getattr(mod.rt.info, "compute_capability", (0, 0)))
+        results: list[LaunchResult | None] = [None] * len(cases)
+        run_idx = []
+        for i, c in enumerate(cases):
+            reason = device_reason(cc, c.arch)
+            if reason:
+                results[i] = LaunchResult(got=None, status="skip", extra={"reason": reason})
+            else:
+                run_idx.append(i)
+        if run_idx:
+            form = _form(cases[run_idx[0]])
+            progs = [p for i in run_idx for p in inputs[i].programs]
+            launch = K.pack(progs)
+            dp = mod.rt.to_device(launch.params)
+            db = mod.rt.to_device(launch.blob)
+            dout = mod.rt.empty((launch.out_bytes // 4,), np.uint32)
+            dst = mod.rt.empty((len(progs),), np.uint32)
+            _allow_smem(mod, form.entry_name, launch.smem_bytes)
+            out = mod.launch(form.entry_name, (len(progs), 1, 1), (128, 1, 1),
+                             [dp, db, dout, dst], shared_mem=launch.smem_bytes)
+            if out.status != "ok":
+                for i in run_idx:
+                    results[i] = LaunchResult(got=None, status="timeout" if out.status == "timeout" else "error",
+                                              extra={"message": out.message})
+            else:
+                raw = mod.rt.to_host(dout)
+                status = mod.rt.to_host(dst)
+                dumps = K.unpack_out(raw, launch)
+                pos = 0
+                for i in run_idx:
+                    inp = inputs[i]
+                    ncta = len(inp.programs)
+                    st = status[pos:pos + ncta]
+                    d = dumps[pos:pos + ncta]
+                    pos += ncta
+                    if (st == K.STATUS_TIMEOUT).any():
+                        results[i] = LaunchResult(got=None, status="timeout",
+                                                  extra={"status_words": st.tolist()})
+                        continue
+                    got = machine.decode_d(d, inp.layout, inp.m, inp.n)
+                    results[i] = LaunchResult(got=got, kernel_us=out.kernel_us / max(1, len(run_idx)),
+                                              extra={"status_words": st.tolist(), "launch_cases": len(run_idx)})
+        return [r if r is not None else LaunchResult(got=None, status="error") for r in results]
+
+    def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
+        cc = tuple(compute_capability)
+        if cc in FAMILY_CC.values():
+            return None
+        return device_reason(cc, "sm_100a")
+
+    def diagnose(self, case: Case, got: np.ndarray | None, want: np.ndarray, mask: np.ndarray | None) -> str:
+        """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
+        alts = _alternatives(case) if got is not None else None
+        return D.diagnose(got, want, mask, alts)
+
+
+def _allow_smem(mod: Any, entry: str, nbytes: int) -> None:
+    """Opt in to > 48 KiB dynamic shared memory where the runtime exposes the attribute."""
+    try:
+        fn = mod.raw.get_function(entry)
+        fn.max_dynamic_shared_size_bytes = int(nbytes)
+    except Exception:  # older CuPy or a recording module: the launch reports any real failure
+        pass
+
+
+@lru_cache(maxsize=8)
+def _inputs_cached(case: Case) -> B.CaseInputs:
+    return B.build(case)
+
+
+def _inputs(case: Case) -> B.CaseInputs:
+    try:
+        return _inputs_cached(case)
+    except TypeError:  # unhashable runtime values: build afresh
+        return B.build(case)
+
+
+def _alternatives(case: Case) -> dict[str, Any]:
+    """Predictions with one knob changed, for ``diagnose.match_alternatives``."""
+    from dataclasses import replace
+
+    rt = dict(case.runtime)
+    kind = case.form["kind"]
+    alts: dict[str, Any] = {}
+    ids = (0, 1, 2, 3) if kind == "mxf8f6f4" else (0, 2)
+    for key in ("sfa_id", "sfb_id"):
+        for v in ids:
+            if v == rt.get(key, 0):
+                continue
+            alt_rt = dict(rt, **{key: v})
+            alt_case = replace(case, runtime=alt_rt)
+
+            def fn(ac=alt_case, true_case=case):
+                # same logical data, encoded with another SF ID: what the MMA computes if it read
+                # the scale bytes at the other ID = the truth's bytes interpreted at that slot.
+                inp_true = _inputs(true_case)
+                inp_alt = B.build(ac)
+                inp_alt.programs = [
+                    replace(pa, preload=pt.preload, cps=pt.cps, smem=pt.smem)
+                    for pa, pt in zip(inp_alt.programs, inp_true.programs, strict=True)
+                ]
+                dumps = machine.run(_form(ac), inp_alt.programs)
+                return machine.decode_d(dumps, inp_true.layout, inp_true.m, inp_true.n)
+
+            alts[f"{key}={v} (instead of {rt.get(key, 0)})"] = fn
+    for key in ("negate_a", "negate_b"):
+        def neg(k=key):
+            inp = _inputs(case)
+            flags = {"negate_a": bool(rt.get("negate_a")), "negate_b": bool(rt.get("negate_b"))}
+            flags[k] = not flags[k]
+            return B.expected_d(inp, kind, **flags)
+
+        alts[f"{key} flipped"] = neg
+    return alts
+
+
+DRIVER = Tcgen05BlockScaleDriver()
