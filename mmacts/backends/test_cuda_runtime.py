@@ -1,0 +1,90 @@
+"""The runtime's failure paths: no GPU / no driver must give one clean line, never raise."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from mmacts.backends import cuda_runtime as cr
+
+
+def _fake_cupy(monkeypatch, runtime_obj):
+    cupy = types.ModuleType("cupy")
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.runtime = runtime_obj
+    cupy.cuda = cuda
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+
+
+class _InsufficientDriver:
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    def getDeviceCount(self):  # noqa: N802 -- CuPy's spelling
+        raise self.CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+
+
+class _NoDevice:
+    def getDeviceCount(self):  # noqa: N802
+        return 0
+
+
+class _Hopper:
+    def getDeviceCount(self):  # noqa: N802
+        return 1
+
+    def getDeviceProperties(self, i):  # noqa: N802
+        return {"name": b"NVIDIA H100 80GB HBM3", "major": 9, "minor": 0}
+
+    def driverGetVersion(self):  # noqa: N802
+        return 13000
+
+    def runtimeGetVersion(self):  # noqa: N802
+        return 13000
+
+
+def test_insufficient_driver_is_one_line(monkeypatch):
+    _fake_cupy(monkeypatch, _InsufficientDriver())
+    msg = cr.probe()
+    assert isinstance(msg, str) and msg.startswith("no usable GPU: ")
+    assert "cudaErrorInsufficientDriver" in msg and "\n" not in msg
+    with pytest.raises(cr.NoUsableGPU, match="no usable GPU"):
+        cr.require_device()
+
+
+def test_no_device(monkeypatch):
+    _fake_cupy(monkeypatch, _NoDevice())
+    assert cr.probe() == "no usable GPU: 0 CUDA device(s) visible, device 0 requested"
+
+
+def test_device_info(monkeypatch):
+    _fake_cupy(monkeypatch, _Hopper())
+    info = cr.probe()
+    assert isinstance(info, cr.DeviceInfo)
+    assert info.compute_capability == (9, 0) and info.arch == "sm_90" and "H100" in info.name
+
+
+def test_cupy_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import raises ImportError
+    msg = cr.probe()
+    assert msg.startswith("no usable GPU: cupy unavailable")
+
+
+def test_timeout_poisons_runtime():
+    """A launch whose completion event never fires ends as 'timeout' and poisons the runtime."""
+    rt = object.__new__(cr.Runtime)
+    rt.poisoned = ""
+
+    class _Never:
+        done = False
+
+    import time
+    t0 = time.monotonic()
+    out = cr.Runtime._wait(rt, _Never(), _Never(), time.monotonic() + 0.05, "k")
+    assert out.status == "timeout" and time.monotonic() - t0 < 1.0
+    assert rt.poisoned
+    again = cr.Runtime.launch(rt, None, "k", (1,), (1,), ())
+    assert again.status == "timeout" and "poisoned" in again.message

@@ -1,0 +1,97 @@
+"""Code <-> value tables for the element and scale formats mma.sync block_scale reads.
+
+Why a private table here and not only ``reference.formats``: the fragment model must decode
+exactly the codes it pulled out of register images, and it must stay usable while the
+formats module is being written. The tables come from ``ml_dtypes`` (an independent
+implementation of the OCP MX formats); ``reference/formats.py`` is checked against the same
+library, so the two agree by construction and a test cross-checks them when both exist.
+
+Open points are decoded the way the OCP MX spec says and flagged where the PTX text is silent:
+UE8M0 0xFF is NaN; UE4M3 ignores the sign bit (an unsigned format has none: code & 0x7F).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+
+ELEMENT_BITS: dict[str, int] = {"e4m3": 8, "e5m2": 8, "e3m2": 6, "e2m3": 6, "e2m1": 4}
+"""Payload width of each element type (its code occupies this many low bits of the code)."""
+
+_ML = {
+    "e4m3": ml_dtypes.float8_e4m3fn,
+    "e5m2": ml_dtypes.float8_e5m2,
+    "e3m2": ml_dtypes.float6_e3m2fn,
+    "e2m3": ml_dtypes.float6_e2m3fn,
+    "e2m1": ml_dtypes.float4_e2m1fn,
+}
+
+SCALE_TYPES: tuple[str, ...] = ("ue8m0", "ue4m3")
+
+
+@cache
+def element_table(etype: str) -> np.ndarray:
+    """float64 value of every code of ``etype`` (length 2**bits)."""
+    n = 1 << ELEMENT_BITS[etype]
+    codes = np.arange(n, dtype=np.uint8)
+    return codes.view(_ML[etype]).astype(np.float64)
+
+
+@cache
+def scale_table(stype: str) -> np.ndarray:
+    """float64 value of every 8-bit scale code (length 256)."""
+    codes = np.arange(256, dtype=np.uint8)
+    if stype == "ue8m0":
+        return codes.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
+    if stype == "ue4m3":
+        return (codes & 0x7F).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    raise ValueError(f"unknown scale type {stype!r}")
+
+
+def decode_elements(codes: np.ndarray, etype: str) -> np.ndarray:
+    """Codes (any integer array) -> float64 values."""
+    return element_table(etype)[np.asarray(codes, dtype=np.int64)]
+
+
+def decode_scales(codes: np.ndarray, stype: str) -> np.ndarray:
+    """Scale codes -> float64 scale values."""
+    return scale_table(stype)[np.asarray(codes, dtype=np.int64)]
+
+
+def _encode(values: np.ndarray, table: np.ndarray, what: str) -> np.ndarray:
+    """Exact inverse lookup: every value must be representable (recipes build exact data).
+
+    Positive zero is preferred for 0.0 (the table's first matching code is taken after
+    sorting, and +0 is code 0).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(table)
+    codes = np.nonzero(finite)[0]
+    vals = table[finite]
+    # Keep the lowest code for each value (+0 before -0) by a stable sort on value.
+    order = np.lexsort((codes, vals))
+    vals, codes = vals[order], codes[order]
+    first = np.concatenate(([True], vals[1:] != vals[:-1]))
+    vals, codes = vals[first], codes[first]
+    idx = np.searchsorted(vals, values)
+    idx = np.clip(idx, 0, len(vals) - 1)
+    ok = vals[idx] == values
+    if not np.all(ok):
+        bad = values[~ok].ravel()[:4]
+        raise ValueError(f"values not exactly representable in {what}: {bad}")
+    return codes[idx].astype(np.uint8)
+
+
+def encode_elements(values: np.ndarray, etype: str) -> np.ndarray:
+    """Exactly representable float values -> codes (uint8); raises if one is not exact."""
+    return _encode(values, element_table(etype), etype)
+
+
+def encode_scales(values: np.ndarray, stype: str) -> np.ndarray:
+    """Exactly representable scale values -> codes (uint8)."""
+    table = scale_table(stype).copy()
+    if stype == "ue4m3":
+        table[0x80:] = np.nan  # encode with the sign bit clear
+    return _encode(values, table, stype)

@@ -1,0 +1,566 @@
+"""Enumeration of the compile-conformance cases: qualifier spaces x targets -> accept/reject.
+
+Why enumerated and not listed: a hand-written list of negatives tests what its author thought
+of. Here every qualifier space of ``spaces.py`` is walked, each point is judged by the spec rule
+that governs it (valid -> ``accept`` on every target its Target ISA note names, ``reject`` on the
+others; outside the valid set -> ``reject``), and the spec rows the judgement rests on go into
+``spec_rows``. Levels: ``full`` is every point on every target; ``standard`` is every point on its
+primary target, every Target-ISA-note group on every target, and then promotion until each spec
+row has a positive and (where it has a complement) a negative case; ``smoke`` a few dozen.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmacts.cases.model import Case
+from mmacts.ptx.compile_forms import instruction_text
+from mmacts.ptx.module import max_version, min_ptx_for_target
+from suites.compile import spaces as S
+
+SUITE = "compile"
+
+XFAIL_IDESC = "C04"
+"""Register entry: idesc is run-time data; ptxas does not validate an immediate descriptor."""
+XFAIL_SEL_UB = "C05"
+"""Register entry: Table 37 values outside the valid set are 'undefined behaviour', not an error."""
+XFAIL_SV_NX = "A15"
+"""Register entry: ".scale_vec::NX requires sm_100a" -- literally sm_100a only; ptxas reads it as
+every arch-specific (``a``) target of the tcgen05 notes."""
+
+
+@dataclass
+class Draft:
+    """A case before levels are settled."""
+
+    form: dict[str, Any]
+    arch: str
+    expect: str
+    rows: tuple[str, ...]
+    level: str = "full"
+    xfail: str = ""
+    why: str = ""
+    smoke: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Naming
+
+_KEY_ORDER = (
+    "ws", "sparse", "cta_group", "kind", "block_scale", "scale_vec", "a_tmem", "ashift",
+    "collector_a", "collector_b", "dol", "sid", "zcm", "idesc_tag",
+    "shape", "num", "pack", "unpack", "split", "red", "multicast", "src_fmt", "order",
+    "which", "shared_cta", "shared_cluster", "first",
+    "atype", "btype", "stype", "sel", "sel_regs", "nregs", "ptx_version",
+)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, dict):
+        return "_".join(_fmt(v[k]) for k in sorted(v) if v[k] not in (None, False))
+    if isinstance(v, tuple | list):
+        return "".join(str(x) for x in v)
+    return str(v).replace("::", "_").replace(".", "p")
+
+
+def case_name(form: dict[str, Any]) -> str:
+    """Readable, stable name of a form: op, then every non-default qualifier in a fixed order."""
+    op = form["op"]
+    parts = [op]
+    for k in _KEY_ORDER:
+        if k not in form:
+            continue
+        v = form[k]
+        if v is None or v is False or (k == "dol" and not v):
+            continue
+        if k == "ptx_version" and not form.get("version_probe"):
+            continue  # implied by the target; named only for the PTX-ISA-version probes
+        if k == "block_scale" and v is True:
+            parts.append("block_scale")
+        elif k == "cta_group":
+            parts.append(f"cta_group{v}")
+        elif k == "kind":
+            parts.append(f"kind_{v}")
+        elif k == "scale_vec":
+            parts.append(str(v))
+        elif k == "shape":
+            parts.append(str(v))
+        elif k == "num":
+            parts.append(f"x{v}")
+        elif v is True:
+            parts.append(k)
+        else:
+            parts.append(f"{k}_{_fmt(v)}")
+    return ".".join(parts)
+
+
+def case_id(form: dict[str, Any], arch: str, expect: str) -> str:
+    return f"{SUITE}.{case_name(form)}/{arch}/{expect}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _version(arch: str, *features: str) -> str:
+    return max_version(min_ptx_for_target(arch), *features)
+
+
+def _over_archs(
+    form: dict[str, Any], notes: Iterable[S.TargetNote], rows: tuple[str, ...], *,
+    features: tuple[str, ...] = (), primary: str, valid: bool = True, why: str = "",
+    all_archs_standard: bool = False, smoke: bool = False, xfail: str = "",
+) -> Iterator[Draft]:
+    """The form on every target: accept where every note supports it (if the form is valid)."""
+    notes = tuple(notes)
+    for arch in S.ARCHS:
+        failing = [n for n in notes if not n.supports(arch)]
+        ok = valid and not failing
+        xf = xfail if not ok or not valid else ""
+        if valid and failing == [S.NOTE_SV_NX] and arch.endswith("a"):
+            xf = XFAIL_SV_NX
+        f = dict(form, ptx_version=_version(arch, *features))
+        arch_rows = tuple(dict.fromkeys(rows + tuple(n.ref for n in notes if n.ref)))
+        level = "standard" if (arch == primary or all_archs_standard) else "full"
+        yield Draft(f, arch, "accept" if ok else "reject", arch_rows, level,
+                    xfail=xf, why=why, smoke=smoke and arch == primary)
+
+
+def _mma_form(kind: str, **kw: Any) -> dict[str, Any]:
+    bs = kind in S.BLOCK_SCALED_KINDS
+    f: dict[str, Any] = {"op": "tcgen05.mma", "kind": kind, "cta_group": 1, "ws": False, "sparse": False,
+                         "block_scale": bs, "scale_vec": {"mxf4nvf4": "4X"}.get(kind) if bs else None}
+    f.update(kw)
+    return f
+
+
+def _mma_notes(f: dict[str, Any]) -> list[S.TargetNote]:
+    notes = [S.NOTE_TCGEN05]
+    if f["kind"] == "i8":
+        notes.append(S.NOTE_I8)
+    if f.get("sparse") and f["kind"] in ("mxf4", "mxf4nvf4"):
+        notes.append(S.NOTE_SP_MXF4)
+    sv = f.get("scale_vec")
+    if f.get("block_scale") and sv in ("1X", "2X", "4X"):
+        notes.append(S.NOTE_SV_NX)
+    if f.get("block_scale") and sv in ("block16", "block32"):
+        notes.append(S.NOTE_SV_BLOCK)
+    if f.get("sid") is not None:
+        notes.append(S.NOTE_SID)
+    return notes
+
+
+def _mma_features(f: dict[str, Any]) -> tuple[str, ...]:
+    feats = [S.PTX_TCGEN05]
+    if f["kind"] == "mxf4nvf4":
+        feats.append(S.PTX_MXF4NVF4)
+    if f.get("scale_vec") in ("block16", "block32"):
+        feats.append(S.PTX_BLOCKN)
+    return tuple(feats)
+
+
+def _mma_section(f: dict[str, Any]) -> str:
+    return {(False, False): S.S_MMA, (False, True): S.S_MMA_SP, (True, False): S.S_MMA_WS,
+            (True, True): S.S_MMA_WS_SP}[(bool(f.get("ws")), bool(f.get("sparse")))]
+
+
+def _mma_drafts(f: dict[str, Any], rows: tuple[str, ...], valid: bool, why: str, **kw: Any) -> Iterator[Draft]:
+    rows = rows + (_mma_section(f),)
+    yield from _over_archs(f, _mma_notes(f), rows, features=_mma_features(f),
+                           primary=S.PRIMARY_TCGEN05, valid=valid, why=why, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generators, one per qualifier space
+
+
+def gen_t39() -> Iterator[Draft]:
+    """Table 39: kind x .ws x .cta_group x sparsity, A from shared memory, canonical scale_vec."""
+    for kind, ws, cta, sp in itertools.product(S.KINDS, (False, True), (1, 2), (False, True)):
+        f = _mma_form(kind, ws=ws, cta_group=cta, sparse=sp)
+        rows = tuple(f"T39.{r}" for r in S.t39_rows(kind, ws, cta, sp))
+        valid = S.t39_valid(kind, ws, cta, sp)
+        smoke = (not ws and cta == 1 and not sp) or (ws and cta == 2 and kind == "f16" and not sp)
+        yield from _mma_drafts(f, rows, valid, "Table 39", smoke=smoke,
+                               all_archs_standard=(not ws and cta == 1 and not sp))
+
+
+def gen_scale_vec() -> Iterator[Draft]:
+    """Tables 54/55: every .scale_vectorsize spelling (and the omitted default) for every kind."""
+    for kind, sv, sp, cta in itertools.product(S.KINDS, S.SCALE_VECS, (False, True), (1, 2)):
+        bs_kind = kind in S.BLOCK_SCALED_KINDS
+        if not bs_kind and sv is None:
+            continue  # the plain form: covered by gen_t39
+        f = _mma_form(kind, cta_group=cta, sparse=sp, block_scale=True, scale_vec=sv)
+        if bs_kind:
+            valid = sv in S.TCGEN05_SCALE_VEC_VALID[kind]
+            rows = tuple(f"T54.{r}" for r in S.t54_rows(kind, sv)) + (f"T55.{S.T55_ROW[kind]}",)
+            if kind == "mxf4nvf4" and sv in ("4X", "block16"):
+                rows += ("T55.4",)
+            if not valid and not rows[:-1]:
+                rows = (f"T55.{S.T55_ROW[kind]}",)
+        else:
+            valid = False  # .block_scale only exists for the mx kinds (syntax forms 2 and 4)
+            rows = tuple(f"T54.{r}" for r in S.T54_ROWS.get(sv or "", ()))
+        lvl_std = cta == 1 and not sp
+        for d in _mma_drafts(f, rows, valid, "Table 54/55", smoke=(kind == "mxf4nvf4" and sv == "block16"),
+                             all_archs_standard=lvl_std and bs_kind):
+            if not lvl_std and d.level == "standard":
+                d.level = "full"
+            yield d
+    # .block_scale missing on an mx kind (syntax forms 1/3 exclude the mx kinds).
+    for kind in S.BLOCK_SCALED_KINDS:
+        f = _mma_form(kind, block_scale=False, scale_vec=None)
+        yield from _mma_drafts(f, (f"T55.{S.T55_ROW[kind]}",), False, "mx kind needs .block_scale")
+
+
+def gen_operands() -> Iterator[Draft]:
+    """A in tensor memory, .ashift, .collector::a::*, .collector::bN::*, disable-output-lane,
+    scale-input-d, zero-column-mask: each against the syntax forms and the prose rules."""
+    for kind in ("f16", "i8", "mxf8f6f4", "mxf4nvf4"):
+        bs = kind in S.BLOCK_SCALED_KINDS
+        for a_tmem, ashift, coll in itertools.product((False, True), (False, True), S.COLLECTOR_A_OPS):
+            if not ashift and coll is None:
+                if not a_tmem:
+                    continue  # plain form, in gen_t39
+            f = _mma_form(kind, a_tmem=a_tmem, ashift=ashift, collector_a=coll)
+            valid = True
+            why = "syntax forms 3/4/6"
+            if ashift and not a_tmem:
+                valid, why = False, ".ashift only with [a-tmem]"
+            if ashift and coll in S.ASHIFT_FORBIDDEN_COLLECTORS:
+                valid, why = False, ".ashift with collector::a::fill/use is illegal"
+            if ashift and bs:
+                valid, why = False, "no .ashift in the block-scaled syntax forms"
+            yield from _mma_drafts(f, (), valid, why, smoke=(kind == "f16" and ashift and coll == "fill"))
+        # collector::bN on the non-.ws form, collector::a on .ws: not in the syntax.
+        yield from _mma_drafts(_mma_form(kind, collector_b="b0::fill"), (), False, "collector::bN needs .ws")
+        if not bs:
+            yield from _mma_drafts(_mma_form(kind, ws=True, collector_a="fill"), (), False,
+                                   "collector::a not in the .ws syntax")
+    for kind, sp, buf, op in itertools.product(("f16", "tf32", "f8f6f4", "i8"), (False, True),
+                                               S.COLLECTOR_B_BUFS, S.COLLECTOR_B_OPS):
+        f = _mma_form(kind, ws=True, sparse=sp, collector_b=f"{buf}::{op}")
+        yield from _mma_drafts(f, tuple(f"T39.{r}" for r in S.t39_rows(kind, True, 1, sp)), True,
+                               ".ws collector_usage", smoke=(kind == "tf32" and buf == "b1" and op == "fill"))
+    for kind in ("f16", "i8"):
+        f = _mma_form(kind, ws=True, a_tmem=True, zcm=True)
+        yield from _mma_drafts(f, (), True, "zero-column-mask-desc with .ws")
+        yield from _mma_drafts(_mma_form(kind, zcm=True), (), False, "zero-column-mask only in .ws")
+    # disable-output-lane: vector of 4 (cta_group::1) / 8 (cta_group::2).
+    for kind, cta, n in itertools.product(("f16", "f8f6f4", "i8", "mxf8f6f4"), (1, 2), (4, 8)):
+        f = _mma_form(kind, cta_group=cta, dol=n)
+        valid = n == S.DOL_SIZE[cta] and kind not in S.BLOCK_SCALED_KINDS
+        why = ("no disable-output-lane with block scaling" if kind in S.BLOCK_SCALED_KINDS
+               else "disable-output-lane size")
+        yield from _mma_drafts(f, (), valid, why)
+    # scale-input-d: f16/tf32 only, [0, 15].
+    for kind, v in itertools.product(("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4"), (0, 15, 16)):
+        f = _mma_form(kind, sid=v)
+        valid = kind in S.SID_KINDS and 0 <= v <= 15
+        yield from _mma_drafts(f, (), valid, "scale-input-d rule", smoke=(kind == "f16" and v == 15))
+
+
+def gen_idesc() -> Iterator[Draft]:
+    """Tables 49/50 (transpose/negate per kind, N for 8-bit transpose B) live in the run-time
+    idesc. Spelled with an immediate idesc: positives must assemble; negatives are expected
+    to be refused only if ptxas validated immediates -- the spec does not say it must (C04)."""
+    t49 = (("tf32", True, True), ("f16", True, True), ("f8f6f4", True, True), ("mxf8f6f4", True, True),
+           ("i8", True, False), ("mxf4", False, True), ("mxf4nvf4", False, True))
+    n64 = (64 >> 3) << 17
+    for row, (kind, tr_ok, neg_ok) in enumerate(t49, start=1):
+        if kind in ("mxf4", "mxf4nvf4"):
+            base = (1 << 7) | (1 << 10) | n64 | (1 << 27) | ((1 << 23) if kind == "mxf4" else 0)
+        elif kind == "mxf8f6f4":
+            base = n64 | (1 << 23) | (1 << 27)
+        else:
+            dtype = (2 << 4) if kind == "i8" else (1 << 4)
+            ab = (2 << 7 | 2 << 10) if kind == "tf32" else 0
+            base = n64 | (8 << 24) | dtype | ab
+        for tag, bits, ok in (("transpose_a", 1 << 15, tr_ok), ("transpose_b", 1 << 16, tr_ok),
+                              ("negate_a", 1 << 13, neg_ok), ("negate_b", 1 << 14, neg_ok)):
+            f = _mma_form(kind, idesc=hex(base | bits), idesc_tag=tag)
+            yield from _mma_drafts(f, (f"T49.{row}",), ok, "Table 49 via immediate idesc",
+                                   xfail="" if ok else XFAIL_IDESC)
+    # Table 50: 8-bit transpose B, N per cta_group.
+    for cta, n_ok, n_bad, row in ((1, 16, 8, 1), (2, 32, 16, 2)):
+        for n, ok in ((n_ok, True), (n_bad, False)):
+            idesc = (1 << 16) | ((n >> 3) << 17) | (1 << 4) | ((8 if cta == 1 else 16) << 24)
+            f = _mma_form("f8f6f4", cta_group=cta, idesc=hex(idesc), idesc_tag=f"transpose_b_n{n}")
+            yield from _mma_drafts(f, (f"T50.{row}",), ok, "Table 50 via immediate idesc",
+                                   xfail="" if ok else XFAIL_IDESC)
+
+
+def gen_ld_st() -> Iterator[Draft]:
+    """Tables 47/48: shape x num (NA cells are the complement), pack/unpack, immHalfSplitoff."""
+    for op, table, sect in (("tcgen05.ld", 47, S.S_LD), ("tcgen05.st", 48, S.S_ST)):
+        pk = "pack" if op == "tcgen05.ld" else "unpack"
+        for shape, num, packed in itertools.product(S.LD_ST_SHAPES, S.NUMS, (False, True)):
+            split = 16 if shape == "16x32bx2" else None
+            f = {"op": op, "shape": shape, "num": num, pk: packed, "split": split}
+            valid = S.t47_valid(shape, num)
+            if not valid:
+                f["nregs"] = S.T47_COLUMN[shape] * num
+            rows = (f"T{table}.{S.t47_row(num)}",)
+            smoke = num in (1, 128) and shape in ("32x32b", "16x256b") and not packed
+            yield from _over_archs(f, (S.NOTE_TCGEN05,), rows + (sect,), features=(S.PTX_TCGEN05,),
+                                   primary=S.PRIMARY_TCGEN05, valid=valid, why=f"Table {table}",
+                                   smoke=smoke, all_archs_standard=(shape == "32x32b" and num == 2 and not packed))
+        # immHalfSplitoff: required for .16x32bx2, absent for the others.
+        for shape in ("16x32bx2", "32x32b"):
+            f = {"op": op, "shape": shape, "num": 2, "split": None if shape == "16x32bx2" else 16,
+                 "nregs": 2}
+            yield from _over_archs(f, (S.NOTE_TCGEN05,), (sect,), features=(S.PTX_TCGEN05,),
+                                   primary=S.PRIMARY_TCGEN05, valid=False, why="immHalfSplitoff")
+        # Wrong register count for a valid cell.
+        f = {"op": op, "shape": "16x128b", "num": 2, "nregs": 2}
+        yield from _over_archs(f, (S.NOTE_TCGEN05,), (f"T{table}.2", sect), features=(S.PTX_TCGEN05,),
+                               primary=S.PRIMARY_TCGEN05, valid=False, why="vector size of Table 47/48")
+    # .red forms
+    for shape, num, rop, dt, ab, nan in itertools.product(
+        S.LD_ST_SHAPES, (1, 2, 32), S.LD_RED_OPS, S.LD_RED_TYPES, (False, True), (False, True)
+    ):
+        if (ab or nan) and dt != "f32" and not (ab and not nan and shape == "32x32b" and num == 2):
+            continue  # keep one integer-with-.abs negative, skip the rest of the product
+        split = 16 if shape == "16x32bx2" else None
+        red = {"op": rop, "dtype": dt, "abs": ab, "nan": nan}
+        f = {"op": "tcgen05.ld", "shape": shape, "num": num, "split": split, "red": red}
+        valid = shape in S.LD_RED_SHAPES and num >= 2 and (dt == "f32" or not (ab or nan))
+        if not S.t47_valid(shape, num):
+            continue
+        yield from _over_archs(f, (S.NOTE_LD_RED,), (f"T47.{S.t47_row(num)}", S.S_LD),
+                               features=(S.PTX_LD_RED,), primary="sm_110a", valid=valid,
+                               why="tcgen05.ld.red rules",
+                               all_archs_standard=(shape == "32x32b" and num == 2 and rop == "max"
+                                                   and dt == "f32" and not ab and not nan),
+                               smoke=(shape == "16x32bx2" and num == 2 and dt == "u32" and rop == "max"))
+
+
+def gen_cp() -> Iterator[Draft]:
+    """tcgen05.cp: shape x multicast x decompression format x cta_group."""
+    for cta, shape, mc, fmt in itertools.product((1, 2), S.CP_SHAPES, S.CP_MULTICASTS, S.CP_SRC_FMTS):
+        f = {"op": "tcgen05.cp", "cta_group": cta, "shape": shape, "multicast": mc, "src_fmt": fmt}
+        valid = S.cp_valid(shape, mc)
+        yield from _over_archs(f, (S.NOTE_TCGEN05,), (S.S_CP,), features=(S.PTX_TCGEN05,),
+                               primary=S.PRIMARY_TCGEN05, valid=valid, why="cp shape/multicast",
+                               smoke=(cta == 1 and fmt is None and shape in ("32x128b", "64x128b")
+                                      and mc in ("warpx4", "warpx2::01_23", None)),
+                               all_archs_standard=(cta == 1 and shape == "128x256b" and mc is None
+                                                   and fmt is None))
+
+
+def gen_misc() -> Iterator[Draft]:
+    """alloc/dealloc/relinquish, wait, fence, shift, commit, mixed .cta_group."""
+    base = dict(notes=(S.NOTE_TCGEN05,), features=(S.PTX_TCGEN05,), primary=S.PRIMARY_TCGEN05)
+
+    def over(f: dict[str, Any], rows: tuple[str, ...], valid: bool = True, notes=None, **kw: Any) -> Iterator[Draft]:
+        kw2 = dict(base, **kw)
+        if notes is not None:
+            kw2["notes"] = notes
+        n = kw2.pop("notes")
+        yield from _over_archs(f, n, rows, valid=valid, **kw2)
+
+    for cta in (1, 2):
+        for sc in (True, False):
+            yield from over({"op": "tcgen05.alloc", "cta_group": cta, "shared_cta": sc}, (S.S_ALLOC,),
+                            smoke=(cta == 1 and sc), all_archs_standard=(cta == 1 and sc))
+        yield from over({"op": "tcgen05.dealloc", "cta_group": cta}, (S.S_ALLOC,))
+        yield from over({"op": "tcgen05.relinquish_alloc_permit", "cta_group": cta}, (S.S_ALLOC,))
+        for order in ("syntax", "example"):
+            # The syntax block spells shift.cta_group.down, the examples shift.down.cta_group:
+            # both are spec text, both must assemble (ambiguity C06 records the two spellings).
+            yield from over({"op": "tcgen05.shift", "cta_group": cta, "order": order}, (S.S_SHIFT,),
+                            notes=(S.NOTE_SHIFT,), valid=True,
+                            why="shift qualifier order", all_archs_standard=(cta == 1),
+                            smoke=(cta == 1 and order == "syntax"))
+        for mc, scl in itertools.product((False, True), (False, True)):
+            yield from over({"op": "tcgen05.commit", "cta_group": cta, "multicast": mc, "shared_cluster": scl},
+                            (S.S_COMMIT,), smoke=(cta == 1 and not mc and not scl),
+                            all_archs_standard=(cta == 1 and not mc and not scl))
+    for w in (*S.WAITS, "mma"):
+        yield from over({"op": "tcgen05.wait", "which": w}, (S.S_WAIT,), valid=w in S.WAITS,
+                        all_archs_standard=(w == "ld"), smoke=(w == "st"))
+    for w in (*S.FENCES, "before", "sync"):
+        yield from over({"op": "tcgen05.fence", "which": w}, (S.S_FENCE,), valid=w in S.FENCES,
+                        all_archs_standard=(w == "before_thread_sync"), smoke=(w == "after_thread_sync"))
+    for first in ("shift", "cp"):
+        yield from over({"op": "tcgen05.mixed_cta_group", "first": first}, (S.S_MMA,), valid=False,
+                        why="all tcgen05 instructions of a kernel share .cta_group",
+                        smoke=(first == "cp"))
+
+
+def gen_versions() -> Iterator[Draft]:
+    """PTX ISA Notes: each feature one version below its minimum must be refused."""
+    below = {"8.6": "8.5", "8.7": "8.6", "8.8": "8.7"}
+    cases = (
+        (_mma_form("f16"), S.PTX_TCGEN05, S.S_MMA),
+        (_mma_form("mxf4nvf4", scale_vec="4X"), S.PTX_MXF4NVF4, S.S_MMA),
+        (_mma_form("mxf4", scale_vec="block32"), S.PTX_BLOCKN, S.S_MMA),
+        (_mma_form("mxf4nvf4", scale_vec="block16"), S.PTX_BLOCKN, S.S_MMA),
+        ({"op": "tcgen05.ld", "shape": "32x32b", "num": 2, "split": None,
+          "red": {"op": "max", "dtype": "u32", "abs": False, "nan": False}}, S.PTX_LD_RED, S.S_LD),
+    )
+    for f, v, sect in cases:
+        arch = "sm_100a" if f.get("op") == "tcgen05.mma" else "sm_110a"
+        lo = below[v]
+        if lo < min_ptx_for_target(arch):
+            continue
+        g = dict(f, ptx_version=lo, version_probe=True)
+        yield Draft(g, arch, "reject", (sect,), "standard", why=f"PTX ISA {v} needed", smoke=True)
+    # mma.sync block scale: 8.7.
+    f = _sync_form("mxf8f6f4", "m16n8k32", "e4m3", "e4m3", "ue8m0", "1X")
+    yield Draft(dict(f, ptx_version="8.6", version_probe=True), "sm_120a", "reject", (S.S_MMA_SYNC_BS,), "standard",
+                why="PTX ISA 8.7 needed")
+
+
+def _sync_form(kind: str, shape: str, at: str, bt: str, st: str, sv: str | None,
+               sel: tuple[int, int, int, int] = (0, 0, 0, 0), sel_regs: bool = False) -> dict[str, Any]:
+    return {"op": "mma.sync.block_scale", "kind": kind, "shape": shape, "atype": at, "btype": bt,
+            "stype": st, "scale_vec": sv, "sel": sel, "sel_regs": sel_regs}
+
+
+def gen_mma_sync() -> Iterator[Draft]:
+    """Tables 35-37: kind x type pair x stype x scale_vec x shape, plus selector values."""
+    def over(f: dict[str, Any], rows: tuple[str, ...], valid: bool, **kw: Any) -> Iterator[Draft]:
+        yield from _over_archs(f, (S.NOTE_MMA_SYNC_BS,), rows + (S.S_MMA_SYNC_BS,),
+                               features=(S.PTX_MMA_SYNC_BS,), primary=S.PRIMARY_MMA_SYNC, valid=valid, **kw)
+
+    valid_set = set()
+    for kind, shape, types, st, svs, _row in S.MMA_SYNC_VALID:
+        for at, bt, sv in itertools.product(types, types, svs):
+            valid_set.add((kind, shape, at, bt, st, sv))
+    # every point of kind x stype x scale_vec (incl. default) x shape with canonical types,
+    # and every type pair of each kind's shape.
+    for kind, st, sv, shape in itertools.product(S.BLOCK_SCALED_KINDS, S.STYPES, (None, "1X", "2X", "4X"),
+                                                 ("m16n8k32", "m16n8k64")):
+        t = "e4m3" if kind == "mxf8f6f4" else "e2m1"
+        eff = sv if sv is not None else {"mxf8f6f4": "1X", "mxf4": "2X"}.get(kind)
+        valid = (kind, shape, t, t, st, eff) in valid_set
+        rows = tuple(f"T36.{r[5]}" for r in S.MMA_SYNC_VALID if r[0] == kind and (r[3] == st or not valid))
+        if eff in S.T35_ROW and valid:
+            rows += (f"T35.{S.T35_ROW[eff]}",)
+        yield from over(_sync_form(kind, shape, t, t, st, sv), rows, valid,
+                        why="Table 36", all_archs_standard=(valid and sv is not None),
+                        smoke=(valid and sv is not None and st == "ue4m3"))
+    for kind, shape, types, st, svs, row in S.MMA_SYNC_VALID:
+        for at, bt in itertools.product(S.FP8F6F4_TYPES, S.FP8F6F4_TYPES):
+            valid = at in types and bt in types
+            f = _sync_form(kind, shape, at, bt, st, svs[-1])
+            yield from over(f, (f"T36.{row}",), valid, why="Table 36 element types",
+                            smoke=(kind == "mxf8f6f4" and at == "e2m1" and bt == "e5m2"))
+    # Table 37 selectors (immediates): every encodable value, and the register form.
+    for sv, (ba, ta, bb, tb, row) in S.T37_SELECTORS.items():
+        kind, shape, t, st = {"1X": ("mxf8f6f4", "m16n8k32", "e4m3", "ue8m0"),
+                              "2X": ("mxf4nvf4", "m16n8k64", "e2m1", "ue8m0"),
+                              "4X": ("mxf4nvf4", "m16n8k64", "e2m1", "ue4m3")}[sv]
+        enc_a, enc_ta, enc_b, enc_tb = S.SELECTOR_ENCODABLE
+        for pos, (valid_vals, enc) in enumerate(zip((ba, ta, bb, tb), (enc_a, enc_ta, enc_b, enc_tb), strict=True)):
+            for v in (*enc, enc[-1] + 1):
+                sel = [0, 0, 0, 0]
+                sel[pos] = v
+                ok = v in valid_vals
+                xf = "" if ok or v not in enc else XFAIL_SEL_UB
+                f = _sync_form(kind, shape, t, t, st, sv, tuple(sel))
+                for d in over(f, (f"T37.{row}", f"T35.{S.T35_ROW[sv]}"), ok, why="Table 37", xfail=xf):
+                    if d.arch != S.PRIMARY_MMA_SYNC:
+                        continue
+                    yield d
+        f = _sync_form(kind, shape, t, t, st, sv, (ba[-1], ta[-1], bb[-1], tb[-1]), sel_regs=True)
+        yield from over(f, (f"T37.{row}",), True, why="selectors in .b16 registers")
+
+
+GENERATORS = (gen_t39, gen_scale_vec, gen_operands, gen_idesc, gen_ld_st, gen_cp, gen_misc,
+              gen_versions, gen_mma_sync)
+
+
+# ---------------------------------------------------------------------------------------------
+# Assembly into cases
+
+
+def _instruction_label(form: dict[str, Any], arch: str) -> str:
+    """The instruction(s) under test exactly as the module spells them."""
+    return instruction_text(form, arch)
+
+
+def all_drafts() -> list[Draft]:
+    """Every draft, deduplicated by (form, arch): rows merged, the smaller level kept."""
+    merged: dict[tuple, Draft] = {}
+    order = {"smoke": 0, "standard": 1, "full": 2}
+    for gen in GENERATORS:
+        for d in gen():
+            key = (case_name(d.form), d.arch)
+            if key in merged:
+                m = merged[key]
+                if m.expect != d.expect:
+                    # Two rules disagree about the same form: the stricter (reject) wins, both noted.
+                    if d.expect == "reject":
+                        m.expect, m.xfail = "reject", d.xfail
+                    m.why = f"{m.why}; {d.why}"
+                m.rows = tuple(dict.fromkeys(m.rows + d.rows))
+                if order[d.level] < order[m.level]:
+                    m.level = d.level
+                m.smoke = m.smoke or d.smoke
+            else:
+                merged[key] = d
+    drafts = list(merged.values())
+    _promote(drafts)
+    return drafts
+
+
+def _promote(drafts: list[Draft]) -> None:
+    """Make ``standard`` cover every spec row with a positive and (if any exists) a negative."""
+    for d in drafts:
+        if d.smoke:
+            d.level = "smoke"
+    need: dict[tuple[str, str], Draft] = {}
+    have: set[tuple[str, str]] = set()
+    for d in drafts:
+        for r in d.rows:
+            k = (r, d.expect)
+            if d.level in ("smoke", "standard"):
+                have.add(k)
+            elif k not in need:
+                need[k] = d
+    for k, d in need.items():
+        if k not in have:
+            d.level = "standard"
+            have.update((r, d.expect) for r in d.rows)
+
+
+SASS_MMA_FAMILY: dict[tuple[str, str], str] = {
+    ("tcgen05.mma", "f16"): "UTCHMMA",
+    ("tcgen05.mma", "tf32"): "UTCHMMA",
+    ("tcgen05.mma", "f8f6f4"): "UTCQMMA",
+    ("tcgen05.mma", "mxf8f6f4"): "UTCQMMA",
+    ("tcgen05.mma", "i8"): "UTCIMMA",
+    ("tcgen05.mma", "mxf4"): "UTCOMMA",
+    ("tcgen05.mma", "mxf4nvf4"): "UTCOMMA",
+    ("mma.sync.block_scale", "mxf8f6f4"): "QMMA",
+    ("mma.sync.block_scale", "mxf4"): "OMMA",
+    ("mma.sync.block_scale", "mxf4nvf4"): "OMMA",
+}
+"""Expected SASS MMA family per (instruction, kind): the tensor-core unit that natively executes
+the kind (H: 16-bit/tf32, Q: 8/6-bit, O: 4-bit, I: integer). A different family for an accepted
+form means ptxas emulated or re-routed it (pinned by ``test_sass_families.py``)."""
+
+
+def build_cases() -> list[Case]:
+    """All compile cases (level ``full``), each tagged with its own smallest level."""
+    out = []
+    for d in all_drafts():
+        form = dict(d.form)
+        if d.why:
+            form["why"] = d.why
+        fam = SASS_MMA_FAMILY.get((form["op"], str(form.get("kind"))))
+        if fam and d.expect == "accept":
+            form["sass_mma_family"] = fam
+        out.append(Case(
+            case_id=case_id(d.form, d.arch, d.expect), suite=SUITE,
+            instruction=_instruction_label(d.form, d.arch), arch=d.arch, spec_rows=d.rows, level=d.level,
+            form=form, expect=d.expect, xfail=d.xfail,
+        ))
+    return out
