@@ -59,3 +59,11 @@ def test_resume_of_a_foreign_directory(capsys: pytest.CaptureFixture, tmp_path: 
 def test_explain_unknown_case(capsys: pytest.CaptureFixture) -> None:
     rc, err = _run(capsys, "explain", "no.such/case")
     assert rc == 2 and "no case with id" in err
+
+
+def test_k_that_selects_nothing(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    rc, err = _run(capsys, "run", "--suite", "mma_sync_blockscale", "--level", "smoke", "--backend", "model",
+                   "-k", "no_case_has_this_name", "--out", str(tmp_path))
+    assert rc == 2
+    assert "selects no case" in err
+    assert not any(tmp_path.iterdir()), "no half report may be left looking complete"
