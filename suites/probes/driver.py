@@ -1,0 +1,154 @@
+"""The ``probes`` suite: numeric probes as cases that observe, never pass or fail.
+
+One case per (probe, instruction path), id ``probes.<probe>.<path>``, recipe
+``probe:<probe>``, plus ``probes.recover.<path>`` which runs every probe vector and
+reports the recovered parameters. Each case's ``observation`` (a JSON object with
+``answer``) is what :func:`mmacts.ambiguity.record_observations` writes into the register.
+
+On the model backend a path is executed by the numeric-model hypothesis planted for it
+(:data:`suites.probes.models.PATH_MODELS`), so ``mmacts run --suite probes --backend
+model`` checks that the probes recover each planted parameter set. The expectation of
+every case is that hypothesis' prediction in ``observe`` mode: a hardware run that
+disagrees is reported as observed, not failed.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation, LaunchResult
+from mmacts.cases.model import Case
+from suites.probes.catalog import PROBES, Probe, probe
+from suites.probes.models import PATH_MODELS, reference_evaluator
+from suites.probes.recover import Recovery, marginal_answer, recover, to_bits
+from suites.probes.vectors import Vector, stack
+
+SUITE = "probes"
+INSTRUCTIONS: dict[str, str] = {
+    "mma_sync.sm_90a": "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+    "wgmma.sm_90a": "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+    "mma_sync.sm_120a": "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+    "tcgen05.sm_100a": "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X",
+}
+SPEC_ROWS: dict[str, tuple[str, ...]] = {"tcgen05.sm_100a": ("S9.7.16.10.7",)}
+bits = to_bits
+
+
+def case_id(probe_name: str, path: str) -> str:
+    return f"{SUITE}.{probe_name}.{path}"
+
+
+def answer_for(p: Probe, measured: np.ndarray) -> tuple[str, dict[str, object]]:
+    """What one probe says on its own: the direct rule, or the consistent feature values."""
+    if p.classify is not None:
+        return p.classify(p.vectors(), np.asarray(measured, dtype=np.float64))
+    return marginal_answer(p, measured)
+
+
+def summarise(features: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in features.items())
+
+
+@lru_cache(maxsize=8)
+def hypothesis_values(path: str) -> dict[str, np.ndarray]:
+    """Every probe's values under the hypothesis planted for ``path``."""
+    ev = reference_evaluator(PATH_MODELS[path])
+    return {p.name: np.asarray(ev(*stack(p.vectors())), dtype=np.float64) for p in PROBES}
+
+
+def _vectors(case: Case) -> list[Vector]:
+    name = case.runtime["probe"]
+    if name == "recover":
+        return [v for p in PROBES for v in p.vectors()]
+    return probe(name).vectors()
+
+
+def _split(values: np.ndarray) -> dict[str, np.ndarray]:
+    out, pos = {}, 0
+    for p in PROBES:
+        n = len(p.vectors())
+        out[p.name] = values[pos:pos + n]
+        pos += n
+    return out
+
+
+class ProbesDriver:
+    """Implements :class:`mmacts.backends.driver.Driver` for the numeric probes."""
+
+    suite = SUITE
+
+    def cases(self, level: str) -> list[Case]:
+        out = []
+        for path, instr in INSTRUCTIONS.items():
+            kind, arch = path.split(".")
+            form = {"path": path, "atype": "e4m3", "btype": "e4m3", "out": "fp32"}
+            for name in [p.name for p in PROBES] + ["recover"]:
+                out.append(Case(case_id=case_id(name, path), suite=SUITE, instruction=instr, arch=arch,
+                                spec_rows=SPEC_ROWS.get(path, ()), level="smoke" if name == "recover" else "standard",
+                                form=form, runtime={"probe": name}, recipe=f"probe:{name}"))
+        return [c for c in out if c.in_level(level)]
+
+    def module_ptx(self, case: Case) -> str:
+        from suites.probes.hardware import module_ptx_for
+
+        return module_ptx_for(case.form["path"])
+
+    def make_inputs(self, case: Case) -> dict[str, Any]:
+        vs = _vectors(case)
+        a, b, c = stack(vs)
+        return {"vectors": vs, "a": a, "b": b, "c": c}
+
+    def expected(self, case: Case, inputs: dict[str, Any]) -> Expectation:
+        path, name = case.form["path"], case.runtime["probe"]
+        hyp = hypothesis_values(path)
+        want = np.concatenate([hyp[p.name] for p in PROBES]) if name == "recover" else hyp[name]
+        return Expectation(want.astype(np.float32), "observe",
+                           note=f"observation; hypothesis for {path}: {PATH_MODELS[path]}")
+
+    def _result(self, case: Case, values: np.ndarray, kernel_us: float | None = None) -> LaunchResult:
+        name = case.runtime["probe"]
+        if name == "recover":
+            rec: Recovery = recover(_split(values))
+            obs = {"answer": summarise(rec.features), "features": rec.features, "direct": rec.direct,
+                   "survivors": rec.survivors, "answers": rec.answers}
+        else:
+            answer, details = answer_for(probe(name), values)
+            obs = {"answer": answer, "details": details, "measured_bits": [f"{x:08x}" for x in bits(values)]}
+        return LaunchResult(values.astype(np.float32), "ok", kernel_us,
+                            {"observation": json.dumps(obs, default=str)})
+
+    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+        ev = reference_evaluator(PATH_MODELS[case.form["path"]])
+        return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
+
+    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+        from suites.probes.hardware import evaluate_on_gpu
+
+        path = cases[0].form["path"]
+        if path not in ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a"):
+            return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})
+                    for _ in cases]
+        allv = [v for x in inputs for v in x["vectors"]]
+        values, us, status = evaluate_on_gpu(path, module, allv)
+        if status != "ok":
+            kind = "timeout" if status.startswith("timeout") else "error"
+            return [LaunchResult(None, kind, None, {"reason": status}) for _ in cases]
+        out, pos = [], 0
+        for case, x in zip(cases, inputs, strict=True):
+            n = len(x["vectors"])
+            out.append(self._result(case, values[pos:pos + n], us))
+            pos += n
+        return out
+
+    def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
+        cc = tuple(compute_capability)
+        if cc == (9, 0) or cc[0] == 12:
+            return None
+        return f"probes run on sm_90 (mma.sync fp8, wgmma fp8) or sm_120; this GPU is sm_{cc[0]}{cc[1]}"
+
+
+DRIVER = ProbesDriver()
