@@ -81,26 +81,38 @@ class Executor:
             )
         return self._modules[key]
 
-    def choose(self, driver: Driver) -> tuple[str, str | None]:
-        """The backend that will run a case of ``driver``, and a skip reason if none can."""
+    @staticmethod
+    def unsupported(driver: Driver, case: Case, cc: tuple[int, int]) -> str | None:
+        """Why this GPU cannot run ``case`` (None if it can): the suite's rule, then the case's own.
+
+        A suite whose cases target different architectures (the probes: sm_90a paths and
+        Blackwell paths) answers per case through the optional ``case_supported`` hook.
+        """
+        reason = driver.device_supported(cc)
+        if reason is None:
+            per_case = getattr(driver, "case_supported", None)
+            reason = per_case(case, cc) if per_case is not None else None
+        return reason
+
+    def choose(self, driver: Driver, case: Case) -> tuple[str, str | None]:
+        """The backend that will run ``case``, and a skip reason if none can."""
         if getattr(driver, "compile_only", False):
             return "compile", None
         if self.backend in ("compile", "model"):
             return self.backend, None
         status = gpu.probe()
         if self.backend == "auto":
-            if status.usable and driver.device_supported(status.compute_capability) is None:
+            if status.usable and self.unsupported(driver, case, status.compute_capability) is None:
                 return "cuda", None
             return "model", None
         if not status.usable:
             return "cuda", f"no usable GPU: {status.reason}"
-        reason = driver.device_supported(status.compute_capability)
-        return "cuda", reason
+        return "cuda", self.unsupported(driver, case, status.compute_capability)
 
     # ------------------------------------------------------------------ execute
     def execute(self, driver: Driver, case: Case) -> dict[str, Any]:
         """Run ``case`` and return its report record (never raises for case failures)."""
-        backend, skip = self.choose(driver)
+        backend, skip = self.choose(driver, case)
         rec = empty_record(
             case_id=case.case_id, suite=case.suite, instruction=case.instruction,
             spec_rows=" ".join(case.spec_rows), arch=case.arch, backend=backend,
@@ -188,8 +200,9 @@ class Executor:
         if case.case_id not in self._cuda_results:
             from mmacts.backends import cuda_runtime
 
+            cc = gpu.probe().compute_capability
             batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
-                     if c.case_id not in self._cuda_results] or [case]
+                     if c.case_id not in self._cuda_results and self.unsupported(driver, c, cc) is None] or [case]
             if case not in batch:
                 batch.append(case)
             inputs = [driver.make_inputs(c) for c in batch]

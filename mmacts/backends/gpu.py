@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass
 
 
@@ -22,6 +23,9 @@ class GpuStatus:
     name: str = ""
     compute_capability: tuple[int, int] = (0, 0)
     driver_version: str = ""
+    """CUDA driver API version (e.g. ``13.0``)."""
+    kernel_driver: str = ""
+    """The kernel module's version (e.g. ``580.159.04``), read from /proc where Linux exposes it."""
     runtime_version: str = ""
     count: int = 0
 
@@ -30,6 +34,16 @@ class GpuStatus:
         """``sm_90`` style name of the compute capability."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}" if major else ""
+
+
+def kernel_driver_version() -> str:
+    """NVIDIA kernel-driver version from /proc/driver/nvidia/version, '' where absent."""
+    try:
+        text = open("/proc/driver/nvidia/version", encoding="utf-8").read()
+    except OSError:
+        return ""
+    m = re.search(r"Kernel Module\s+(?:for\s+\S+\s+)?([\d.]+)", text)
+    return m.group(1) if m else ""
 
 
 def _fmt_cuda_version(v: int) -> str:
@@ -55,7 +69,7 @@ def probe() -> GpuStatus:
         cc = (int(props["major"]), int(props["minor"]))
         return GpuStatus(
             True, "", name, cc, _fmt_cuda_version(runtime.driverGetVersion()),
-            _fmt_cuda_version(runtime.runtimeGetVersion()), count,
+            _fmt_cuda_version(runtime.runtimeGetVersion()), kernel_driver_version(), count,
         )
     except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

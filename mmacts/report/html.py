@@ -61,7 +61,8 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
             ("start / end", f"{run.get('start')} / {run.get('end')}"),
             ("complete", str(run.get("complete"))),
             ("host", run.get("host")),
-            ("GPU", f"{g.get('name') or '-'} {g.get('compute_capability') or ''} driver {g.get('driver') or '-'}"
+            ("GPU", f"{g.get('name') or '-'} {g.get('compute_capability') or ''} driver {g.get('kernel_driver') or '-'}"
+             f" (CUDA {g.get('driver') or '-'})"
              f" runtime {g.get('cuda_runtime') or '-'}" if g.get("usable") else f"none ({g.get('reason')})"),
             ("ptxas / nvdisasm", f"{tools.get('ptxas')} / {tools.get('nvdisasm')}"),
             ("git", run.get("git_sha")),

@@ -62,18 +62,72 @@ def _check_toolchain() -> None:
         raise UsageError(f"ptxas not available: {exc}") from exc
 
 
+def _workers(n: str | None) -> str | None:
+    """``-n``: a number, ``auto`` (xdist: one per core) or ``gpus`` (one per visible GPU)."""
+    if n is None or n in ("0",):
+        return None
+    if n == "gpus":
+        from mmacts.runner.gpu_pinning import visible_gpus
+
+        return str(max(1, len(visible_gpus())))
+    if n != "auto" and not n.isdigit():
+        raise UsageError(f"-n must be a number, 'auto' or 'gpus', got {n!r}")
+    return n
+
+
+PYTEST_ENDED = (0, 1, 2, 3, 4, 5)
+"""pytest exit codes; anything else (a signal, faults.EXIT_CODE) means the test process died."""
+
+
+def _blame_inflight(run_dir: Path, rc: int) -> str | None:
+    """After the single test process died: record ``error`` for the case it was running."""
+    from mmacts.report.records import append_jsonl, empty_record, read_jsonl
+    from mmacts.runner.faults import INFLIGHT_FILE
+
+    marker = run_dir / INFLIGHT_FILE
+    if not marker.is_file():
+        return None
+    case_id = marker.read_text().strip()
+    marker.unlink()
+    last = None
+    for last in read_jsonl(run_dir / "results.jsonl"):  # noqa: B007 -- the last record is wanted
+        pass
+    if not case_id or (last is not None and last.get("case_id") == case_id):
+        return None  # it was recorded before the process ended (faults.exit_process)
+    how = f"signal {-rc}" if rc < 0 else f"exit code {rc}"
+    append_jsonl(run_dir / "results.jsonl", empty_record(
+        case_id=case_id, status="error",
+        message=f"worker crashed: the test process died ({how}) while running this case; the run was resumed"))
+    return case_id
+
+
+def _count_cases(run_dir: Path) -> int:
+    """Cases with a record: the measure of progress between restarts of a dying test process."""
+    from mmacts.report.records import read_jsonl
+
+    return len({r.get("case_id") for r in read_jsonl(run_dir / "results.jsonl")})
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     suites = _check_suites(args.suite)
+    workers = _workers(args.n)
+    old: dict = {}
     if args.resume:
         run_dir = Path(args.resume)
         if not (run_dir / "run.json").is_file():
             raise UsageError(f"{run_dir} is not an mmacts run directory (no run.json)")
-        old = json.loads((run_dir / "run.json").read_text())
+        try:
+            old = json.loads((run_dir / "run.json").read_text())
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
         if old.get("schema") != "mmacts-run/1":
             raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
         opts = old.get("options", {})
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr = opts.get("k")
+        unknown = [s for s in suites if s not in suite_names()]
+        if unknown:
+            raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
     else:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
@@ -83,31 +137,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
 
-    from mmacts.report.runinfo import collect
+    from mmacts.report.atomic import write_text_atomic
+    from mmacts.report.runinfo import collect, now
     from mmacts.report.write import write_reports
 
     command = ["mmacts", *sys.argv[1:]]
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
-               "shard": args.shard}
+               "shard": args.shard, "case_timeout": args.case_timeout}
     run = collect(REPO_ROOT, command, options)
-    (run_dir / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    if old:  # a resumed run keeps its identity: first start, first command, its options
+        run.update(start=old.get("start"), command=old.get("command", command), options=old.get("options", options),
+                   resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
+    write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
     pyargs = [sys.executable, "-m", "pytest", str(REPO_ROOT / "suites" / "test_cases.py"),
               *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider", "-q", "-rN",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
               f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
-              "-m", "mmacts_case"]
+              f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case"]
     if kexpr:
         pyargs += ["-k", kexpr]
-    if args.n:
-        pyargs += ["-n", str(args.n), "--dist", "loadgroup"]
+    if workers:
+        # one GPU per worker; a crashed worker is replaced (each crash records its case, so the
+        # bound only stops a machine that crashes workers for no case at all)
+        pyargs += ["-n", workers, "--dist", "loadgroup", "--mmacts-pin-gpus", "--max-worker-restart=1000"]
     if args.shard:
         pyargs += [f"--mmacts-shard={args.shard}"]
-    if args.resume:
-        pyargs += [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
+    resume_arg = [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
     print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
           file=sys.stderr)
-    rc = subprocess.call(pyargs, cwd=REPO_ROOT)
-    if rc == 5 and not args.resume:
+    env = dict(os.environ, MMACTS_RESTARTABLE="1")
+    rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
+    restarted, last_count = False, -1
+    while rc not in PYTEST_ENDED:
+        # the test process died (a crash in a single process, or a poisoned CUDA context it ended
+        # itself on): pin it on the running case and go on with what is missing, while that progresses.
+        blamed = _blame_inflight(run_dir, rc)
+        count = _count_cases(run_dir)
+        if count == last_count:
+            print(f"mmacts: the test process died (exit {rc}) again without finishing a case; partial "
+                  f"results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}", file=sys.stderr)
+            return 3
+        last_count, restarted = count, True
+        print(f"mmacts: the test process died (exit {rc})" + (f" running {blamed}" if blamed else "")
+              + "; resuming", file=sys.stderr)
+        rc = subprocess.call(pyargs + resume_arg, cwd=REPO_ROOT, env=env)
+    if rc == 5 and not args.resume and not restarted:
         shutil.rmtree(run_dir, ignore_errors=True)
         what = f"-k {kexpr!r}" if kexpr else "this selection"
         raise UsageError(f"{what} selects no case (suites {', '.join(suites)}, level {level})")
@@ -178,11 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--suite", action="append", help="suite name (repeatable; default all)")
     r.add_argument("--level", default="standard", choices=LEVELS)
     r.add_argument("--backend", default="auto", choices=BACKENDS)
-    r.add_argument("-n", default=None, help="pytest-xdist workers (a number or auto)")
+    r.add_argument("-n", default=None, help="pytest-xdist workers: a number, auto (one per core) or gpus "
+                   "(one per visible GPU); workers are pinned one per GPU")
     r.add_argument("--out", default=None, help="parent directory of the run directory (default reports/runs)")
     r.add_argument("-k", default=None, help="pytest -k expression over case IDs")
     r.add_argument("--shard", default=None, help="I/N: run shard I (0-based) of N")
-    r.add_argument("--resume", default=None, help="run directory to complete")
+    r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
+    r.add_argument("--case-timeout", type=float, default=300.0,
+                   help="wall-clock limit per case in seconds (status timeout); 0 = none (default 300)")
     r.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="list cases and spec-row coverage")
     ls.add_argument("--suite", action="append")

@@ -61,3 +61,57 @@ class FakeDriver:
 
 
 DRIVER = FakeDriver()
+
+
+FAULTY_CASES_ENV = "MMACTS_FAULTY_CASES"
+"""Comma-separated behaviours of the ``faulty`` suite's cases, in order (read when cases are listed)."""
+
+
+class FaultyDriver(FakeDriver):
+    """Cases that misbehave on purpose, for the fault-containment tests (``mmacts.runner.faults``).
+
+    Behaviours (one per case, from ``MMACTS_FAULTY_CASES``): ``good``; ``sleep=S``
+    (then pass); ``slow`` (sleep ``MMACTS_FAKE_SLOW_S`` seconds, read at run time, so a
+    resumed run can make it quick); ``hang`` (sleeps an hour: the per-case limit ends it);
+    ``stuck`` (blocks SIGALRM then sleeps: a call that never returns to Python, only the
+    watchdog ends it); ``crash`` (``os._exit``); ``segv`` (SIGSEGV); ``sticky`` (raises the
+    message of a sticky CUDA error, as the cuda backend would see it).
+    """
+
+    suite = "faulty"
+
+    def cases(self, level: str) -> list[Case]:
+        import os
+
+        names = os.environ.get(FAULTY_CASES_ENV, "good,sleep=0.2,good").split(",")
+        return [Case(case_id=f"faulty.{i:02d}.{n.replace('=', '_')}", suite="faulty", instruction="fake.op",
+                     arch="sm_90", spec_rows=("T36.1",), level="smoke", runtime={"name": n})
+                for i, n in enumerate(x.strip() for x in names if x.strip())]
+
+    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+        import os
+        import signal
+        import time
+
+        kind, _, arg = case.runtime["name"].partition("=")
+        if kind == "sleep":
+            time.sleep(float(arg))
+        elif kind == "slow":
+            time.sleep(float(os.environ.get("MMACTS_FAKE_SLOW_S", "0")))
+        elif kind == "hang":
+            time.sleep(3600)
+        elif kind == "stuck":
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            time.sleep(3600)
+        elif kind == "crash":
+            os._exit(13)
+        elif kind == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif kind == "sticky":
+            raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (simulated)")
+        elif kind != "good":
+            raise ValueError(f"unknown faulty behaviour {kind!r}")
+        return LaunchResult(inputs * 2)
+
+
+FAULTY_DRIVER = FaultyDriver()

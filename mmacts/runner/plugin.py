@@ -4,6 +4,13 @@ streams one record per finished case to ``results.jsonl``.
 Records are written by the controlling process (with xdist the workers hand
 them over in the test report), one fsync'd line per case, the moment the case
 ends: ``kill -9`` of the run loses nothing that finished.
+
+Faults (see :mod:`mmacts.runner.faults`): every case runs under a wall-clock
+limit (``--mmacts-case-timeout``, status ``timeout``); a worker that dies under a
+case leaves an ``error`` record for it ("worker crashed") and xdist replaces it;
+a worker whose CUDA context is poisoned ends itself after recording its case.
+With ``--mmacts-pin-gpus`` each xdist worker gets its own GPU
+(:mod:`mmacts.runner.gpu_pinning`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import pytest
 from mmacts.backends.execute import BACKENDS, Executor
 from mmacts.cases.model import LEVELS, Case
 from mmacts.report.records import RECORD_KEY, append_jsonl, empty_record, read_jsonl
+from mmacts.runner import faults, gpu_pinning
 
 CASE_MARK = "mmacts_case"
 
@@ -30,10 +38,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mmacts-resume", default=None, help="results.jsonl of an earlier run: skip cases it has")
     g.addoption("--mmacts-shard", default=None, help="I/N: run only shard I (0-based) of N")
     g.addoption("--mmacts-suite", action="append", default=None, help="suite name (repeatable; default all)")
+    g.addoption("--mmacts-case-timeout", type=float, default=faults.DEFAULT_CASE_TIMEOUT_S,
+                help=f"wall-clock limit per case in seconds; 0 = none (default {faults.DEFAULT_CASE_TIMEOUT_S:g})")
+    g.addoption("--mmacts-pin-gpus", action="store_true", default=False,
+                help="pin xdist worker gwK to GPU K (CUDA_VISIBLE_DEVICES); MMACTS_GPUS overrides the count")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CASE_MARK}: a conformance case generated from a suite driver")
+    workerinput = getattr(config, "workerinput", None)
+    worker = workerinput.get("workerid") if workerinput else None
+    faults.configure(config.getoption("--mmacts-out"), worker)
+    if worker and config.getoption("--mmacts-pin-gpus"):
+        # before anything in this worker initialises CUDA (collection may probe the GPU)
+        spare = "share" if config.getoption("--mmacts-backend") == "cuda" else "none"
+        gpu_pinning.pin_worker(worker, spare=spare)
 
 
 def shard_of(case_id: str, n: int) -> int:
@@ -78,7 +97,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     done: set[str] = set()
     resume = config.getoption("--mmacts-resume")
     if resume:
-        done = {r["case_id"] for r in read_jsonl(Path(resume)) if r.get("status") not in (None, "error")}
+        # an error is retried, unless the case itself crashed its process (it would crash it again)
+        done = {r["case_id"] for r in read_jsonl(Path(resume))
+                if r.get("status") not in (None, "error") or faults.is_contained_fault(r)}
     shard = config.getoption("--mmacts-shard")
     idx = total = 0
     if shard:
@@ -139,11 +160,43 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             return
         if report.when != "call" and not report.failed:
             return
-        # an error outside the case body (fixture, setup): record it, never lose it.
-        case_id = report.nodeid.split("[", 1)[1].rstrip("]")
+        case_id = report.nodeid.split("[", 1)[1][:-1]
         lines = str(report.longrepr).strip().splitlines() or ["unknown"]
-        rec = empty_record(case_id=case_id, status="error", message=f"{report.when}: {lines[-1]}")
+        node = getattr(report, "node", None)
+        worker = getattr(getattr(node, "gateway", None), "id", None)
+        if report.when not in ("setup", "call", "teardown") and worker:
+            # xdist's report for an item whose worker died: the worker may have left the record
+            # (a timeout or a poisoned context it ended itself on); otherwise it crashed.
+            rec = faults.take_worker_marker(Path(out), worker, case_id) or empty_record(
+                case_id=case_id, status="error", message=faults.crash_message(worker, lines[-1]))
+        else:
+            # an error outside the case body (fixture, setup): record it, never lose it.
+            rec = empty_record(case_id=case_id, status="error", message=f"{report.when}: {lines[-1]}")
     append_jsonl(Path(out) / "results.jsonl", rec)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (what ``mmacts run -n`` uses): never re-run the case a worker died on."""
+    if False:
+        return faults.crash_safe_loadgroup(config, log)
+    return None
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    """Single process: note the case now running, so a crash of the process can be pinned on it."""
+    config = _CONFIG.get("config")
+    if config is None or hasattr(config, "workerinput") or config.pluginmanager.hasplugin("dsession"):
+        return
+    out = config.getoption("--mmacts-out")
+    if out and "[" in nodeid:
+        (Path(out) / faults.INFLIGHT_FILE).write_text(nodeid.split("[", 1)[1][:-1])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = session.config.getoption("--mmacts-out")
+    if out and not hasattr(session.config, "workerinput"):
+        (Path(out) / faults.INFLIGHT_FILE).unlink(missing_ok=True)
 
 
 _CONFIG: dict[str, pytest.Config] = {}
@@ -172,6 +225,26 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
         from mmacts.runner.suites import load_driver
 
         driver = load_driver(case.suite)
-    rec = executor.execute(driver, case)
-    record_property(RECORD_KEY, json.loads(json.dumps(rec, default=str)))
+    config = _CONFIG.get("config")
+    limit = config.getoption("--mmacts-case-timeout") if config is not None else faults.DEFAULT_CASE_TIMEOUT_S
+
+    def hard_timeout() -> None:  # watchdog thread: the case is stuck where no signal reaches it
+        faults.exit_process(faults.case_record(
+            case, "timeout", f"case exceeded its wall-clock limit of {limit:g} s and did not return "
+            f"to Python within {faults.hard_grace_s(limit):g} s more"), "process ended")
+
+    try:
+        with faults.case_time_limit(limit, on_hard_timeout=hard_timeout):
+            rec = executor.execute(driver, case)
+    except faults.CaseTimeout as exc:
+        try:
+            backend = executor.choose(driver)[0]
+        except Exception:
+            backend = executor.backend
+        rec = faults.case_record(case, "timeout", str(exc), backend=backend, run_s=limit)
+    if rec.get("backend") == "cuda" and rec.get("device"):
+        rec["device"] = gpu_pinning.device_label(str(rec["device"]))
+    rec = json.loads(json.dumps(rec, default=str))
+    record_property(RECORD_KEY, rec)
+    faults.end_if_poisoned(rec)
     record_to_pytest(rec)

@@ -1,0 +1,267 @@
+"""Fault containment for a conformance run: a bad case costs one record, never the run.
+
+A suite that runs instructions of unknown behaviour meets every kind of fault:
+a kernel or a model that never returns, a worker that segfaults, a CUDA context
+poisoned by a sticky error (after which every later launch in that process is
+meaningless). The rules here:
+
+- **Per-case wall-clock limit** (:func:`case_time_limit`): ``SIGALRM`` raises
+  :class:`CaseTimeout` in the case body; the plugin turns it into a ``timeout``
+  record and the run goes on. ``CaseTimeout`` is a ``BaseException`` on purpose:
+  the executor turns every ``Exception`` into ``error``, and a timeout must not
+  be reported as an error. A case stuck in C code that never returns to the
+  interpreter (a blocking CUDA call) cannot see the signal, so a watchdog thread
+  ends the whole process after a grace period, leaving the ``timeout`` record
+  behind first (:func:`exit_process`).
+- **Ending a process on purpose** (:func:`exit_process`): the record of the case
+  that caused it is made durable *before* ``os._exit``. In an xdist worker the
+  controller writes records, so the worker leaves it in a marker file the
+  controller picks up when it hears of the crash (:func:`take_worker_marker`);
+  in a single process, which is its own controller, it appends the record to
+  ``results.jsonl`` itself. ``mmacts run`` then resumes (single process) or
+  xdist replaces the worker.
+- **Sticky CUDA errors** (:func:`is_sticky_cuda_error`, :func:`context_poisoned`):
+  after an illegal address, a launch failure or a hang the CUDA context cannot
+  be used again, so the process ends after recording the case that did it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from mmacts.report.atomic import write_text_atomic
+from mmacts.report.records import append_jsonl, empty_record
+
+EXIT_CODE = 75
+"""Exit status of a process ended on purpose by :func:`exit_process` (EX_TEMPFAIL: try again)."""
+
+RESTARTABLE_ENV = "MMACTS_RESTARTABLE"
+"""Set to 1 by ``mmacts run``: a single test process may end itself, the CLI resumes it."""
+
+INFLIGHT_FILE = ".inflight"
+"""In a single-process run: the case now running (so a crash can be pinned on it)."""
+
+DEFAULT_CASE_TIMEOUT_S = 300.0
+
+
+class CaseTimeout(BaseException):
+    """The case ran past its wall-clock limit (BaseException: must not become ``error``)."""
+
+
+# ------------------------------------------------------------------------- process state
+_STATE: dict[str, Any] = {"out": None, "worker": None}
+
+
+def configure(out: str | Path | None, worker: str | None) -> None:
+    """Tell this module where records go and which xdist worker this is (None: the controller)."""
+    _STATE["out"] = Path(out) if out else None
+    _STATE["worker"] = worker
+
+
+def marker_path(out: Path, worker: str) -> Path:
+    """Where a worker leaves the record of the case it ended itself on."""
+    return Path(out) / f".worker-{worker}.last.json"
+
+
+# ------------------------------------------------------------------------- time limit
+def hard_grace_s(limit_s: float) -> float:
+    """How long past the soft limit a case stuck in C code gets before the process is ended."""
+    return min(60.0, max(2.0, 0.25 * limit_s))
+
+
+@contextlib.contextmanager
+def case_time_limit(limit_s: float | None, on_hard_timeout: Callable[[], None] | None = None,
+                    grace_s: float | None = None) -> Iterator[None]:
+    """Raise :class:`CaseTimeout` in the body after ``limit_s``; call ``on_hard_timeout``
+    from a watchdog thread if the body is still running ``grace_s`` later.
+
+    Signals only reach the main thread; elsewhere (or with no limit) the body runs
+    unbounded rather than failing.
+    """
+    if not limit_s or limit_s <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _alarm(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"case exceeded its wall-clock limit of {limit_s:g} s")
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    watchdog = None
+    if on_hard_timeout is not None:
+        watchdog = threading.Timer(limit_s + (hard_grace_s(limit_s) if grace_s is None else grace_s),
+                                   on_hard_timeout)
+        watchdog.daemon = True
+        watchdog.start()
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+def case_record(case: Any, status: str, message: str, **extra: Any) -> dict[str, Any]:
+    """A record for ``case`` made outside the executor (timeouts, crashes)."""
+    return empty_record(
+        case_id=case.case_id, suite=case.suite, instruction=case.instruction,
+        spec_rows=" ".join(case.spec_rows), arch=case.arch, expect=case.expect, level=case.level,
+        status=status, message=message, **extra)
+
+
+# ------------------------------------------------------------------------- ending a process
+def exit_process(record: dict[str, Any], why: str = "") -> None:
+    """Make ``record`` durable, then end this process at once (never returns).
+
+    Worker: the record goes to a marker file the controller reads when it hears of
+    the crash. Single process: the record is appended to ``results.jsonl`` (this
+    process is its own controller). ``os._exit`` skips every cleanup on purpose: a
+    poisoned CUDA context may hang in its destructor.
+    """
+    record = dict(record)
+    if why:
+        record["message"] = f"{record.get('message') or ''} [{why}]".strip()
+    out, worker = _STATE["out"], _STATE["worker"]
+    try:
+        if out is not None and worker:
+            write_text_atomic(marker_path(out, worker), json.dumps(record, default=str))
+        elif out is not None:
+            append_jsonl(out / "results.jsonl", record)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CODE)
+
+
+def may_end_process() -> bool:
+    """Whether ending this process loses nothing: an xdist worker, or a run ``mmacts run`` restarts."""
+    return bool(_STATE["worker"]) or os.environ.get(RESTARTABLE_ENV) == "1"
+
+
+def take_worker_marker(out: Path, worker: str, case_id: str) -> dict[str, Any] | None:
+    """The record a crashed worker left for ``case_id`` (and remove the marker), else None."""
+    path = marker_path(out, worker)
+    if not path.is_file():
+        return None
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        rec = None
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return rec if isinstance(rec, dict) and rec.get("case_id") == case_id else None
+
+
+PROCESS_ENDED = "process ended"
+"""Words in the message of every record whose case ended its process (see :func:`is_contained_fault`)."""
+
+
+def is_contained_fault(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is a case that ended its process: a resume must not run it again
+    (a deterministic crash would end the resumed process too, forever)."""
+    msg = str(record.get("message") or "")
+    return record.get("status") == "error" and (msg.startswith("worker crashed") or PROCESS_ENDED in msg)
+
+
+def crash_message(worker: str, detail: str) -> str:
+    """The message of a case whose worker process died under it."""
+    return (f"worker crashed: process {worker} died while running this case (segfault, os._exit or "
+            f"killed); xdist replaced it and the run went on. {detail}").strip()
+
+
+# ------------------------------------------------------------------------- CUDA stickiness
+STICKY_CUDA_ERRORS: dict[int, str] = {
+    214: "ECC_UNCORRECTABLE",
+    700: "ILLEGAL_ADDRESS",
+    702: "LAUNCH_TIMEOUT",
+    710: "ASSERT",
+    714: "HARDWARE_STACK_ERROR",
+    715: "ILLEGAL_INSTRUCTION",
+    716: "MISALIGNED_ADDRESS",
+    717: "INVALID_ADDRESS_SPACE",
+    718: "INVALID_PC",
+    719: "LAUNCH_FAILED",
+}
+"""CUDA errors after which the context is unusable (same codes in the driver and runtime APIs)."""
+
+_STICKY_RE = re.compile(
+    r"CUDA_ERROR_(?:" + "|".join(STICKY_CUDA_ERRORS.values()) + r")\b"
+    r"|cudaError(?:ECCUncorrectable|IllegalAddress|LaunchTimeout|Assert|HardwareStackError|"
+    r"IllegalInstruction|MisalignedAddress|InvalidAddressSpace|InvalidPc|LaunchFailure)\b")
+
+
+def is_sticky_cuda_error(error: BaseException | str | None) -> bool:
+    """Whether an exception (or its message) is a sticky CUDA error that poisons the context."""
+    if error is None:
+        return False
+    status = getattr(error, "status", None)
+    if isinstance(status, int) and status in STICKY_CUDA_ERRORS:
+        return True
+    return bool(_STICKY_RE.search(str(error)))
+
+
+def context_poisoned(record: dict[str, Any] | None = None) -> str:
+    """Why this process's CUDA context can no longer be trusted ('' if it can).
+
+    Looks at the process runtime of :mod:`mmacts.backends.cuda_runtime` (poisoned by a
+    hung launch) if it was ever used, and at the message of ``record`` (a sticky error
+    the executor turned into an ``error`` record).
+    """
+    rt_mod = sys.modules.get("mmacts.backends.cuda_runtime")
+    rt = getattr(rt_mod, "_RUNTIME", None) if rt_mod is not None else None
+    if rt is not None and getattr(rt, "poisoned", ""):
+        return f"CUDA context poisoned: {rt.poisoned}"
+    if record is not None and record.get("status") in ("error", "timeout") and is_sticky_cuda_error(
+            record.get("message")):
+        return "CUDA context poisoned by a sticky error"
+    return ""
+
+
+def end_if_poisoned(record: dict[str, Any]) -> None:
+    """The hook the cuda backend needs: after ``record`` is final, end the process if its
+    context is poisoned (and ending it loses nothing); otherwise return."""
+    why = context_poisoned(record)
+    if why and may_end_process():
+        exit_process(record, f"{why}; {PROCESS_ENDED}, the run goes on in a fresh one")
+
+
+# ------------------------------------------------------------------------- xdist scheduling
+def crash_safe_loadgroup(config: Any, log: Any) -> Any:
+    """A ``--dist loadgroup`` scheduler that does not run a crashed case again.
+
+    xdist's group scheduler puts the whole unfinished group of a dead worker back in
+    the queue, *including the case it died on*: a case that crashes deterministically
+    would then crash every replacement worker in turn. This one marks that case done
+    (its ``error`` record is written from xdist's crash report) before re-queueing the
+    rest of the group. Falls back to xdist's own behaviour if its internals differ.
+    """
+    from xdist.scheduler import LoadGroupScheduling
+
+    class CrashSafeLoadGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
+        def remove_node(self, node: Any) -> str | None:
+            workload = getattr(self, "assigned_work", {}).get(node)
+            if not workload or not self._pending_of(workload) or not hasattr(self, "workqueue"):
+                return super().remove_node(node)
+            crashitem = next(nid for unit in workload.values() for nid, done in unit.items() if not done)
+            del self.assigned_work[node]
+            workload = {scope: unit for scope, unit in workload.items()
+                        if not all(done or nid == crashitem for nid, done in unit.items())}
+            for unit in workload.values():
+                if crashitem in unit:
+                    unit[crashitem] = True
+            self.workqueue.update(workload)
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashitem
+
+    return CrashSafeLoadGroupScheduling(config, log)
