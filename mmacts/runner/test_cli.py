@@ -67,3 +67,13 @@ def test_k_that_selects_nothing(capsys: pytest.CaptureFixture, tmp_path: Path) -
     assert rc == 2
     assert "selects no case" in err
     assert not any(tmp_path.iterdir()), "no half report may be left looking complete"
+
+
+def test_explain_a_real_case(capsys: pytest.CaptureFixture) -> None:
+    case_id = "mma_sync.m16n8k32.mxf8f6f4.1X.ue8m0/e4m3xe2m1/bida0-tida0-bidb0-tidb0/exact"
+    assert cli.main(["explain", case_id]) == 0
+    out = capsys.readouterr().out
+    assert "mma.sync.aligned" in out and "kind::mxf8f6f4" in out      # the PTX
+    assert "QMMA.SF.16832" in out                                      # the SASS it became
+    assert "SF_A supplied by lanes [0, 1, 4, 5" in out                 # decoded selectors
+    assert "reference output (mode exact)" in out

@@ -164,6 +164,27 @@ class BlockScaleDriver:
         host = rt.to_host(d)
         return [LaunchResult(fr.decode_f32(host[i]), "ok", res.kernel_us, {"launch_cases": n}) for i in range(n)]
 
+    def describe(self, case: Case, inputs: dict[str, Any]) -> str:
+        """What ``mmacts explain`` shows: the logical operands, the scales and where the selectors put them."""
+        from reference import formats as F
+
+        form, lg, regs, sel = _form(case), inputs["logical"], inputs["regs"], _sel(case)
+        lanes_a = sorted(int(x) for x in sc.sfa_lane(np.arange(16), sel.tida))
+        lanes_b = sorted(int(x) for x in sc.sfb_lane(np.arange(8), sel.tidb))
+        lines = [
+            f"form: kind::{form.kind} .scale_vec::{form.scale_vec} {form.atype} x {form.btype}, scales {form.stype}",
+            f"selectors: byte-id-a={sel.bida} thread-id-a={sel.tida} byte-id-b={sel.bidb} thread-id-b={sel.tidb}",
+            f"SF_A supplied by lanes {lanes_a}; SF_B by lanes {lanes_b}; every other lane/byte holds poison",
+            f"A ({form.atype}, 16 x {form.k}) values:\n{F.decode(form.atype, lg.a)}",
+            f"B ({form.btype}, {form.k} x 8) values:\n{F.decode(form.btype, lg.b)}",
+            f"SF_A ({form.stype}, 16 x {form.nsf}) values:\n{F.decode(form.stype, lg.sfa)}",
+            f"SF_B ({form.stype}, {form.nsf} x 8) values:\n{F.decode(form.stype, lg.sfb)}",
+            f"C (fp32):\n{lg.c}",
+            "scale-a-data register per lane (hex): " + " ".join(f"{int(w):08x}" for w in np.ravel(regs.sfa)),
+            "scale-b-data register per lane (hex): " + " ".join(f"{int(w):08x}" for w in np.ravel(regs.sfb)),
+        ]
+        return "\n".join(lines)
+
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
         if tuple(compute_capability) in ((12, 0), (12, 1)):
             return None
