@@ -1,12 +1,14 @@
 """Enumeration of the compile-conformance cases: qualifier spaces x targets -> accept/reject.
 
 Why enumerated and not listed: a hand-written list of negatives tests what its author thought
-of. Here every qualifier space of ``spaces.py`` is walked, each point is judged by the spec rule
-that governs it (valid -> ``accept`` on every target its Target ISA note names, ``reject`` on the
-others; outside the valid set -> ``reject``), and the spec rows the judgement rests on go into
-``spec_rows``. Levels: ``full`` is every point on every target; ``standard`` is every point on its
-primary target, every Target-ISA-note group on every target, and then promotion until each spec
-row has a positive and (where it has a complement) a negative case; ``smoke`` a few dozen.
+of. Here every qualifier space of ``spaces.py`` (derived from the spec catalog wherever a table
+or note holds it) is walked, each point is judged by the spec rule that governs it (valid ->
+``accept`` on every target all its Target ISA notes name, at the largest PTX ISA minimum of those
+notes; ``reject`` on the others; outside the valid set -> ``reject``), and the spec rows the
+judgement rests on go into ``spec_rows``. Levels: ``full`` is every point on every target;
+``standard`` is every point on its primary target, every Target-ISA-note group on every target,
+and then promotion until each spec row has a positive and (where it has a complement) a negative
+case; ``smoke`` a few dozen.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from mmacts.cases.model import Case
 from mmacts.ptx.compile_forms import instruction_text
-from mmacts.ptx.module import max_version, min_ptx_for_target
+from mmacts.ptx.module import max_version, min_ptx_for_target, version_key
 from suites.compile import spaces as S
 
 SUITE = "compile"
@@ -110,25 +112,27 @@ def case_id(form: dict[str, Any], arch: str, expect: str) -> str:
 # Helpers
 
 
-def _version(arch: str, *features: str) -> str:
-    return max_version(min_ptx_for_target(arch), *features)
+def _version(arch: str, notes: Iterable[S.TargetNote]) -> str:
+    """The smallest PTX ISA version naming ``arch`` and meeting every note's PTX ISA minimum."""
+    return max_version(min_ptx_for_target(arch), *(n.ptx_isa for n in notes if n.ptx_isa))
 
 
 def _over_archs(
     form: dict[str, Any], notes: Iterable[S.TargetNote], rows: tuple[str, ...], *,
-    features: tuple[str, ...] = (), primary: str, valid: bool = True, why: str = "",
+    primary: str, valid: bool = True, why: str = "",
     all_archs_standard: bool = False, smoke: bool = False, xfail: str = "", xfail_accept: str = "",
 ) -> Iterator[Draft]:
-    """The form on every target: accept where every note supports it (if the form is valid)."""
+    """The form on every target: accept where every note supports it (if the form is valid),
+    at the PTX ISA version the notes require."""
     notes = tuple(notes)
     for arch in S.ARCHS:
         failing = [n for n in notes if not n.supports(arch)]
         ok = valid and not failing
         # ``xfail`` explains ptxas accepting a refused form; ``xfail_accept`` ptxas refusing a valid one.
         xf = xfail if not ok or not valid else xfail_accept
-        if valid and failing == [S.NOTE_SV_NX] and arch.endswith("a"):
+        if valid and len(failing) == 1 and S.is_scale_vec_nx_note(failing[0]) and arch.endswith("a"):
             xf = XFAIL_SV_NX
-        f = dict(form, ptx_version=_version(arch, *features))
+        f = dict(form, ptx_version=_version(arch, notes))
         arch_rows = tuple(dict.fromkeys(rows + tuple(n.ref for n in notes if n.ref)))
         level = "standard" if (arch == primary or all_archs_standard) else "full"
         yield Draft(f, arch, "accept" if ok else "reject", arch_rows, level,
@@ -136,6 +140,9 @@ def _over_archs(
 
 
 def _mma_form(kind: str, **kw: Any) -> dict[str, Any]:
+    """A tcgen05.mma form with defaults; a block-scaled kind spells its default .scale_vectorsize
+    by omitting it, except mxf4nvf4, which must name one (``S.TCGEN05_SCALE_VEC_MUST_NAME``):
+    4X is the representative chosen for it (a fixed choice, so the case IDs stay stable)."""
     bs = kind in S.BLOCK_SCALED_KINDS
     f: dict[str, Any] = {"op": "tcgen05.mma", "kind": kind, "cta_group": 1, "ws": False, "sparse": False,
                          "block_scale": bs, "scale_vec": {"mxf4nvf4": "4X"}.get(kind) if bs else None}
@@ -144,39 +151,18 @@ def _mma_form(kind: str, **kw: Any) -> dict[str, Any]:
 
 
 def _mma_notes(f: dict[str, Any]) -> list[S.TargetNote]:
-    notes = [S.NOTE_TCGEN05]
-    if f["kind"] == "i8":
-        notes.append(S.NOTE_I8)
-    if f.get("sparse") and f["kind"] in ("mxf4", "mxf4nvf4"):
-        notes.append(S.NOTE_SP_MXF4)
-    sv = f.get("scale_vec")
-    if f.get("block_scale") and sv in ("1X", "2X", "4X"):
-        notes.append(S.NOTE_SV_NX)
-    if f.get("block_scale") and sv in ("block16", "block32"):
-        notes.append(S.NOTE_SV_BLOCK)
-    if f.get("sid") is not None:
-        notes.append(S.NOTE_SID)
-    return notes
-
-
-def _mma_features(f: dict[str, Any]) -> tuple[str, ...]:
-    feats = [S.PTX_TCGEN05]
-    if f["kind"] == "mxf4nvf4":
-        feats.append(S.PTX_MXF4NVF4)
-    if f.get("scale_vec") in ("block16", "block32"):
-        feats.append(S.PTX_BLOCKN)
-    return tuple(feats)
+    return S.mma_notes(f["kind"], ws=bool(f.get("ws")), sparse=bool(f.get("sparse")),
+                       block_scale=bool(f.get("block_scale")), scale_vec=f.get("scale_vec"),
+                       sid=f.get("sid") is not None)
 
 
 def _mma_section(f: dict[str, Any]) -> str:
-    return {(False, False): S.S_MMA, (False, True): S.S_MMA_SP, (True, False): S.S_MMA_WS,
-            (True, True): S.S_MMA_WS_SP}[(bool(f.get("ws")), bool(f.get("sparse")))]
+    return S.note(S.MMA_VARIANTS[(bool(f.get("ws")), bool(f.get("sparse")))]).ref
 
 
 def _mma_drafts(f: dict[str, Any], rows: tuple[str, ...], valid: bool, why: str, **kw: Any) -> Iterator[Draft]:
     rows = rows + (_mma_section(f),)
-    yield from _over_archs(f, _mma_notes(f), rows, features=_mma_features(f),
-                           primary=S.PRIMARY_TCGEN05, valid=valid, why=why, **kw)
+    yield from _over_archs(f, _mma_notes(f), rows, primary=S.PRIMARY_TCGEN05, valid=valid, why=why, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +171,7 @@ def _mma_drafts(f: dict[str, Any], rows: tuple[str, ...], valid: bool, why: str,
 
 def gen_t39() -> Iterator[Draft]:
     """Table 39: kind x .ws x .cta_group x sparsity, A from shared memory, canonical scale_vec."""
-    for kind, ws, cta, sp in itertools.product(S.KINDS, (False, True), (1, 2), (False, True)):
+    for kind, ws, cta, sp in itertools.product(S.KINDS, (False, True), S.CTA_GROUPS, (False, True)):
         f = _mma_form(kind, ws=ws, cta_group=cta, sparse=sp)
         rows = tuple(f"T39.{r}" for r in S.t39_rows(kind, ws, cta, sp))
         valid = S.t39_valid(kind, ws, cta, sp)
@@ -196,18 +182,15 @@ def gen_t39() -> Iterator[Draft]:
 
 def gen_scale_vec() -> Iterator[Draft]:
     """Tables 54/55: every .scale_vectorsize spelling (and the omitted default) for every kind."""
-    for kind, sv, sp, cta in itertools.product(S.KINDS, S.SCALE_VECS, (False, True), (1, 2)):
+    for kind, sv, sp, cta in itertools.product(S.KINDS, S.SCALE_VECS, (False, True), S.CTA_GROUPS):
         bs_kind = kind in S.BLOCK_SCALED_KINDS
         if not bs_kind and sv is None:
             continue  # the plain form: covered by gen_t39
         f = _mma_form(kind, cta_group=cta, sparse=sp, block_scale=True, scale_vec=sv)
         if bs_kind:
             valid = sv in S.TCGEN05_SCALE_VEC_VALID[kind]
-            rows = tuple(f"T54.{r}" for r in S.t54_rows(kind, sv)) + (f"T55.{S.T55_ROW[kind]}",)
-            if kind == "mxf4nvf4" and sv in ("4X", "block16"):
-                rows += ("T55.4",)
-            if not valid and not rows[:-1]:
-                rows = (f"T55.{S.T55_ROW[kind]}",)
+            rows = (tuple(f"T54.{r}" for r in S.t54_rows(kind, sv))
+                    + tuple(f"T55.{r}" for r in S.t55_rows(kind, sv)))
         else:
             valid = False  # .block_scale only exists for the mx kinds (syntax forms 2 and 4)
             rows = tuple(f"T54.{r}" for r in S.T54_ROWS.get(sv or "", ()))
@@ -257,16 +240,18 @@ def gen_operands() -> Iterator[Draft]:
         yield from _mma_drafts(f, (), True, "zero-column-mask-desc with .ws")
         yield from _mma_drafts(_mma_form(kind, zcm=True), (), False, "zero-column-mask only in .ws")
     # disable-output-lane: vector of 4 (cta_group::1) / 8 (cta_group::2).
-    for kind, cta, n in itertools.product(("f16", "f8f6f4", "i8", "mxf8f6f4"), (1, 2), (4, 8)):
+    for kind, cta, n in itertools.product(("f16", "f8f6f4", "i8", "mxf8f6f4"), S.CTA_GROUPS,
+                                          sorted(set(S.DOL_SIZE.values()))):
         f = _mma_form(kind, cta_group=cta, dol=n)
         valid = n == S.DOL_SIZE[cta] and kind not in S.BLOCK_SCALED_KINDS
         why = ("no disable-output-lane with block scaling" if kind in S.BLOCK_SCALED_KINDS
                else "disable-output-lane size")
         yield from _mma_drafts(f, (), valid, why)
-    # scale-input-d: f16/tf32 only, [0, 15].
-    for kind, v in itertools.product(("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4"), (0, 15, 16)):
+    # scale-input-d: f16/tf32 only, [0, 15]: both ends of the range and one past it.
+    lo, hi = S.SID_RANGE
+    for kind, v in itertools.product(("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4"), (lo, hi, hi + 1)):
         f = _mma_form(kind, sid=v)
-        valid = kind in S.SID_KINDS and 0 <= v <= 15
+        valid = kind in S.SID_KINDS and lo <= v <= hi
         xf = XFAIL_SID_I8 if kind == "i8" else ""
         yield from _mma_drafts(f, (), valid, "scale-input-d rule", smoke=(kind == "f16" and v == 15), xfail=xf)
 
@@ -274,28 +259,30 @@ def gen_operands() -> Iterator[Draft]:
 def gen_idesc() -> Iterator[Draft]:
     """Tables 49/50 (transpose/negate per kind, N for 8-bit transpose B) live in the run-time
     idesc. Spelled with an immediate idesc: positives must assemble; negatives are expected
-    to be refused only if ptxas validated immediates -- the spec does not say it must (C04)."""
-    t49 = (("tf32", True, True), ("f16", True, True), ("f8f6f4", True, True), ("mxf8f6f4", True, True),
-           ("i8", True, False), ("mxf4", False, True), ("mxf4nvf4", False, True))
-    n64 = (64 >> 3) << 17
-    for row, (kind, tr_ok, neg_ok) in enumerate(t49, start=1):
+    to be refused only if ptxas validated immediates -- the spec does not say it must (register
+    AMB-IDESC-IMMEDIATE-UNCHECKED). The toggled bits and the N / M fields are placed where
+    Tables 42-44 put them; the rest of each base descriptor (D / A / B type codes, scale type
+    bit 23) is a fixed representative valid descriptor."""
+    for row, kind, tr_ok, neg_ok in S.T49:
+        dims = S.idesc_put(kind, "N,", 64) | S.idesc_put(kind, "M,", 128)
         if kind in ("mxf4", "mxf4nvf4"):
-            base = (1 << 7) | (1 << 10) | n64 | (1 << 27) | ((1 << 23) if kind == "mxf4" else 0)
+            base = (1 << 7) | (1 << 10) | dims | ((1 << 23) if kind == "mxf4" else 0)
         elif kind == "mxf8f6f4":
-            base = n64 | (1 << 23) | (1 << 27)
+            base = dims | (1 << 23)
         else:
             dtype = (2 << 4) if kind == "i8" else (1 << 4)
             ab = (2 << 7 | 2 << 10) if kind == "tf32" else 0
-            base = n64 | (8 << 24) | dtype | ab
-        for tag, bits, ok in (("transpose_a", 1 << 15, tr_ok), ("transpose_b", 1 << 16, tr_ok),
-                              ("negate_a", 1 << 13, neg_ok), ("negate_b", 1 << 14, neg_ok)):
-            f = _mma_form(kind, idesc=hex(base | bits), idesc_tag=tag)
+            base = dims | dtype | ab
+        for tag, fname, ok in (("transpose_a", "Transpose A", tr_ok), ("transpose_b", "Transpose B", tr_ok),
+                               ("negate_a", "Negate A", neg_ok), ("negate_b", "Negate B", neg_ok)):
+            f = _mma_form(kind, idesc=hex(base | S.idesc_put(kind, fname, 1)), idesc_tag=tag)
             yield from _mma_drafts(f, (f"T49.{row}",), ok, "Table 49 via immediate idesc",
                                    xfail="" if ok else XFAIL_IDESC)
-    # Table 50: 8-bit transpose B, N per cta_group.
-    for cta, n_ok, n_bad, row in ((1, 16, 8, 1), (2, 32, 16, 2)):
+    # Table 50: 8-bit transpose B, N per cta_group (M = 128 per CTA).
+    for cta, n_ok, n_bad, row in S.T50:
         for n, ok in ((n_ok, True), (n_bad, False)):
-            idesc = (1 << 16) | ((n >> 3) << 17) | (1 << 4) | ((8 if cta == 1 else 16) << 24)
+            idesc = (S.idesc_put("f8f6f4", "Transpose B", 1) | S.idesc_put("f8f6f4", "N,", n) | (1 << 4)
+                     | S.idesc_put("f8f6f4", "M,", 128 * cta))
             f = _mma_form("f8f6f4", cta_group=cta, idesc=hex(idesc), idesc_tag=f"transpose_b_n{n}")
             yield from _mma_drafts(f, (f"T50.{row}",), ok, "Table 50 via immediate idesc",
                                    xfail="" if ok else XFAIL_IDESC)
@@ -303,43 +290,47 @@ def gen_idesc() -> Iterator[Draft]:
 
 def gen_ld_st() -> Iterator[Draft]:
     """Tables 47/48: shape x num (NA cells are the complement), pack/unpack, immHalfSplitoff."""
-    for op, table, sect in (("tcgen05.ld", 47, S.S_LD), ("tcgen05.st", 48, S.S_ST)):
-        pk = "pack" if op == "tcgen05.ld" else "unpack"
+    for op, table in (("tcgen05.ld", 47), ("tcgen05.st", 48)):
+        o = op.removeprefix("tcgen05.")
+        nt = S.note(op)
+        sect = nt.ref
+        pk = "pack" if o == "ld" else "unpack"
         for shape, num, packed in itertools.product(S.LD_ST_SHAPES, S.NUMS, (False, True)):
             split = 16 if shape == "16x32bx2" else None
             f = {"op": op, "shape": shape, "num": num, pk: packed, "split": split}
-            valid = S.t47_valid(shape, num)
+            valid = S.ld_st_valid(o, shape, num)
             if not valid:
                 f["nregs"] = S.T47_COLUMN[shape] * num
-            rows = (f"T{table}.{S.t47_row(num)}",)
+            rows = (f"T{table}.{S.ld_st_row(o, num)}",)
             smoke = num in (1, 128) and shape in ("32x32b", "16x256b") and not packed
-            yield from _over_archs(f, (S.NOTE_TCGEN05,), rows + (sect,), features=(S.PTX_TCGEN05,),
+            yield from _over_archs(f, (nt,), rows + (sect,),
                                    primary=S.PRIMARY_TCGEN05, valid=valid, why=f"Table {table}",
                                    smoke=smoke, all_archs_standard=(shape == "32x32b" and num == 2 and not packed))
         # immHalfSplitoff: required for .16x32bx2, absent for the others.
         for shape in ("16x32bx2", "32x32b"):
             f = {"op": op, "shape": shape, "num": 2, "split": None if shape == "16x32bx2" else 16,
                  "nregs": 2}
-            yield from _over_archs(f, (S.NOTE_TCGEN05,), (sect,), features=(S.PTX_TCGEN05,),
-                                   primary=S.PRIMARY_TCGEN05, valid=False, why="immHalfSplitoff")
+            yield from _over_archs(f, (nt,), (sect,), primary=S.PRIMARY_TCGEN05, valid=False,
+                                   why="immHalfSplitoff")
         # Wrong register count for a valid cell.
         f = {"op": op, "shape": "16x128b", "num": 2, "nregs": 2}
-        yield from _over_archs(f, (S.NOTE_TCGEN05,), (f"T{table}.2", sect), features=(S.PTX_TCGEN05,),
+        yield from _over_archs(f, (nt,), (f"T{table}.{S.ld_st_row(o, 2)}", sect),
                                primary=S.PRIMARY_TCGEN05, valid=False, why="vector size of Table 47/48")
     # .red forms
     for shape, num, rop, dt, ab, nan in itertools.product(
         S.LD_ST_SHAPES, (1, 2, 32), S.LD_RED_OPS, S.LD_RED_TYPES, (False, True), (False, True)
     ):
-        if (ab or nan) and dt != "f32" and not (ab and not nan and shape == "32x32b" and num == 2):
+        is_float = dt in S.LD_RED_FLOAT_TYPES
+        if (ab or nan) and not is_float and not (ab and not nan and shape == "32x32b" and num == 2):
             continue  # keep one integer-with-.abs negative, skip the rest of the product
         split = 16 if shape == "16x32bx2" else None
         red = {"op": rop, "dtype": dt, "abs": ab, "nan": nan}
         f = {"op": "tcgen05.ld", "shape": shape, "num": num, "split": split, "red": red}
-        valid = shape in S.LD_RED_SHAPES and num >= 2 and (dt == "f32" or not (ab or nan))
-        if not S.t47_valid(shape, num):
+        valid = shape in S.LD_RED_SHAPES and num >= S.LD_RED_MIN_NUM and (is_float or not (ab or nan))
+        if not S.ld_st_valid("ld", shape, num):
             continue
-        yield from _over_archs(f, (S.NOTE_LD_RED,), (f"T47.{S.t47_row(num)}", S.S_LD),
-                               features=(S.PTX_LD_RED,), primary="sm_110a", valid=valid,
+        yield from _over_archs(f, (S.NOTE_LD_RED,), (f"T47.{S.ld_st_row('ld', num)}", S.S_LD),
+                               primary="sm_110a", valid=valid,
                                why="tcgen05.ld.red rules",
                                all_archs_standard=(shape == "32x32b" and num == 2 and rop == "max"
                                                    and dt == "f32" and not ab and not nan),
@@ -348,10 +339,10 @@ def gen_ld_st() -> Iterator[Draft]:
 
 def gen_cp() -> Iterator[Draft]:
     """tcgen05.cp: shape x multicast x decompression format x cta_group."""
-    for cta, shape, mc, fmt in itertools.product((1, 2), S.CP_SHAPES, S.CP_MULTICASTS, S.CP_SRC_FMTS):
+    for cta, shape, mc, fmt in itertools.product(S.CTA_GROUPS, S.CP_SHAPES, S.CP_MULTICASTS, S.CP_SRC_FMTS):
         f = {"op": "tcgen05.cp", "cta_group": cta, "shape": shape, "multicast": mc, "src_fmt": fmt}
         valid = S.cp_valid(shape, mc)
-        yield from _over_archs(f, (S.NOTE_TCGEN05,), (S.S_CP,), features=(S.PTX_TCGEN05,),
+        yield from _over_archs(f, (S.note("tcgen05.cp"),), (S.S_CP,),
                                primary=S.PRIMARY_TCGEN05, valid=valid, why="cp shape/multicast",
                                smoke=(cta == 1 and fmt is None and shape in ("32x128b", "64x128b")
                                       and mc in ("warpx4", "warpx2::01_23", None)),
@@ -360,60 +351,64 @@ def gen_cp() -> Iterator[Draft]:
 
 
 def gen_misc() -> Iterator[Draft]:
-    """alloc/dealloc/relinquish, wait, fence, shift, commit, mixed .cta_group."""
-    base = dict(notes=(S.NOTE_TCGEN05,), features=(S.PTX_TCGEN05,), primary=S.PRIMARY_TCGEN05)
+    """alloc/dealloc/relinquish, wait, fence, shift, commit, mixed .cta_group: each under the
+    Target ISA note of its own section."""
 
-    def over(f: dict[str, Any], rows: tuple[str, ...], valid: bool = True, notes=None, **kw: Any) -> Iterator[Draft]:
-        kw2 = dict(base, **kw)
-        if notes is not None:
-            kw2["notes"] = notes
-        n = kw2.pop("notes")
-        yield from _over_archs(f, n, rows, valid=valid, **kw2)
+    def over(f: dict[str, Any], valid: bool = True, note: str | None = None, **kw: Any) -> Iterator[Draft]:
+        nt = S.note(note or f["op"])
+        yield from _over_archs(f, (nt,), (nt.ref,), valid=valid, primary=S.PRIMARY_TCGEN05, **kw)
 
-    for cta in (1, 2):
+    for cta in S.CTA_GROUPS:
         for sc in (True, False):
-            yield from over({"op": "tcgen05.alloc", "cta_group": cta, "shared_cta": sc}, (S.S_ALLOC,),
+            yield from over({"op": "tcgen05.alloc", "cta_group": cta, "shared_cta": sc},
                             smoke=(cta == 1 and sc), all_archs_standard=(cta == 1 and sc))
-        yield from over({"op": "tcgen05.dealloc", "cta_group": cta}, (S.S_ALLOC,))
-        yield from over({"op": "tcgen05.relinquish_alloc_permit", "cta_group": cta}, (S.S_ALLOC,))
+        yield from over({"op": "tcgen05.dealloc", "cta_group": cta})
+        yield from over({"op": "tcgen05.relinquish_alloc_permit", "cta_group": cta})
         for order in ("syntax", "example"):
             # The syntax block spells shift.cta_group.down, the examples shift.down.cta_group:
-            # both are spec text, both must assemble (ambiguity C06 records the two spellings).
-            yield from over({"op": "tcgen05.shift", "cta_group": cta, "order": order}, (S.S_SHIFT,),
-                            notes=(S.NOTE_SHIFT,), valid=True,
+            # both are spec text, both must assemble (register AMB-SHIFT-QUALIFIER-ORDER).
+            yield from over({"op": "tcgen05.shift", "cta_group": cta, "order": order}, valid=True,
                             why="shift qualifier order", all_archs_standard=(cta == 1),
                             smoke=(cta == 1 and order == "syntax"))
         for mc, scl in itertools.product((False, True), (False, True)):
             yield from over({"op": "tcgen05.commit", "cta_group": cta, "multicast": mc, "shared_cluster": scl},
-                            (S.S_COMMIT,), smoke=(cta == 1 and not mc and not scl),
+                            smoke=(cta == 1 and not mc and not scl),
                             all_archs_standard=(cta == 1 and not mc and not scl))
     for w in (*S.WAITS, "mma"):
-        yield from over({"op": "tcgen05.wait", "which": w}, (S.S_WAIT,), valid=w in S.WAITS,
+        yield from over({"op": "tcgen05.wait", "which": w}, valid=w in S.WAITS,
                         all_archs_standard=(w == "ld"), smoke=(w == "st"))
     for w in (*S.FENCES, "before", "sync"):
-        yield from over({"op": "tcgen05.fence", "which": w}, (S.S_FENCE,), valid=w in S.FENCES,
+        yield from over({"op": "tcgen05.fence", "which": w}, valid=w in S.FENCES,
                         all_archs_standard=(w == "before_thread_sync"), smoke=(w == "after_thread_sync"))
     for first in ("shift", "cp"):
-        yield from over({"op": "tcgen05.mixed_cta_group", "first": first}, (S.S_MMA,), valid=False,
+        yield from over({"op": "tcgen05.mixed_cta_group", "first": first}, valid=False, note="tcgen05.mma",
                         why="all tcgen05 instructions of a kernel share .cta_group",
                         smoke=(first == "cp"))
 
 
+def _previous_version(v: str) -> str:
+    """The PTX ISA version just below ``v`` within its major (8.7 -> 8.6)."""
+    major, minor = version_key(v)
+    if minor == 0:
+        raise ValueError(f"no previous PTX ISA version of {v} within major {major}")
+    return f"{major}.{minor - 1}"
+
+
 def gen_versions() -> Iterator[Draft]:
-    """PTX ISA Notes: each feature one version below its minimum must be refused."""
-    below = {"8.6": "8.5", "8.7": "8.6", "8.8": "8.7"}
-    cases = (
-        (_mma_form("f16"), S.PTX_TCGEN05, S.S_MMA),
-        (_mma_form("mxf4nvf4", scale_vec="4X"), S.PTX_MXF4NVF4, S.S_MMA),
-        (_mma_form("mxf4", scale_vec="block32"), S.PTX_BLOCKN, S.S_MMA),
-        (_mma_form("mxf4nvf4", scale_vec="block16"), S.PTX_BLOCKN, S.S_MMA),
-        ({"op": "tcgen05.ld", "shape": "32x32b", "num": 2, "split": None,
-          "red": {"op": "max", "dtype": "u32", "abs": False, "nan": False}}, S.PTX_LD_RED, S.S_LD),
-    )
-    for f, v, sect in cases:
+    """PTX ISA Notes: each feature one version below its minimum (the largest minimum of the
+    notes the form falls under) must be refused."""
+    red = {"op": "tcgen05.ld", "shape": "32x32b", "num": 2, "split": None,
+           "red": {"op": "max", "dtype": "u32", "abs": False, "nan": False}}
+    cases = [(f, _mma_notes(f)) for f in (
+        _mma_form("f16"), _mma_form("mxf4nvf4", scale_vec="4X"), _mma_form("mxf4", scale_vec="block32"),
+        _mma_form("mxf4nvf4", scale_vec="block16"))]
+    cases.append((red, [S.NOTE_LD_RED]))
+    for f, notes in cases:
+        v = max_version(*(n.ptx_isa for n in notes if n.ptx_isa))
+        sect = notes[0].ref
         arch = "sm_100a" if f.get("op") == "tcgen05.mma" else "sm_110a"
-        lo = below[v]
-        if lo < min_ptx_for_target(arch):
+        lo = _previous_version(v)
+        if version_key(lo) < version_key(min_ptx_for_target(arch)):
             continue
         g = dict(f, ptx_version=lo, version_probe=True)
         yield Draft(g, arch, "reject", (sect,), "standard", why=f"PTX ISA {v} needed", smoke=True)
@@ -432,7 +427,7 @@ def gen_mma_sync() -> Iterator[Draft]:
         if valid and (f["kind"], f["stype"], f["scale_vec"]) == ("mxf4nvf4", "ue8m0", "4X"):
             kw["xfail_accept"] = XFAIL_4X_UE8M0_PTX
         yield from _over_archs(f, (S.NOTE_MMA_SYNC_BS,), rows + (S.S_MMA_SYNC_BS,),
-                               features=(S.PTX_MMA_SYNC_BS,), primary=S.PRIMARY_MMA_SYNC, valid=valid, **kw)
+                               primary=S.PRIMARY_MMA_SYNC, valid=valid, **kw)
 
     valid_set = set()
     for kind, shape, types, st, svs, _row in S.MMA_SYNC_VALID:
@@ -440,10 +435,14 @@ def gen_mma_sync() -> Iterator[Draft]:
             valid_set.add((kind, shape, at, bt, st, sv))
     # every point of kind x stype x scale_vec (incl. default) x shape with canonical types,
     # and every type pair of each kind's shape.
-    for kind, st, sv, shape in itertools.product(S.BLOCK_SCALED_KINDS, S.STYPES, (None, "1X", "2X", "4X"),
-                                                 ("m16n8k32", "m16n8k64")):
-        t = "e4m3" if kind == "mxf8f6f4" else "e2m1"
-        eff = sv if sv is not None else {"mxf8f6f4": "1X", "mxf4": "2X"}.get(kind)
+    # Representative element type of a kind: the first its first Table 36 row lists.
+    canon_t = {}
+    for kind, _shape, types, _st, _svs, _row in S.MMA_SYNC_VALID:
+        canon_t.setdefault(kind, types[0])
+    for kind, st, sv, shape in itertools.product(S.BLOCK_SCALED_KINDS, S.STYPES, S.MMA_SYNC_SCALE_VECS,
+                                                 S.MMA_SYNC_SHAPES):
+        t = canon_t[kind]
+        eff = sv if sv is not None else S.MMA_SYNC_SCALE_VEC_DEFAULT.get(kind)
         valid = (kind, shape, t, t, st, eff) in valid_set
         rows = tuple(f"T36.{r[5]}" for r in S.MMA_SYNC_VALID if r[0] == kind and (r[3] == st or not valid))
         if eff in S.T35_ROW and valid:
@@ -457,11 +456,14 @@ def gen_mma_sync() -> Iterator[Draft]:
             f = _sync_form(kind, shape, at, bt, st, svs[-1])
             yield from over(f, (f"T36.{row}",), valid, why="Table 36 element types",
                             smoke=(kind == "mxf8f6f4" and at == "e2m1" and bt == "e5m2"))
-    # Table 37 selectors (immediates): every encodable value, and the register form.
+    # Table 37 selectors (immediates): every encodable value, and the register form. The form
+    # carrying a scale_vec is the last Table 36 row allowing it (its first element type).
+    carrier = {}
+    for kind, shape, types, st, svs, _row in S.MMA_SYNC_VALID:
+        for sv in svs:
+            carrier[sv] = (kind, shape, types[0], st)
     for sv, (ba, ta, bb, tb, row) in S.T37_SELECTORS.items():
-        kind, shape, t, st = {"1X": ("mxf8f6f4", "m16n8k32", "e4m3", "ue8m0"),
-                              "2X": ("mxf4nvf4", "m16n8k64", "e2m1", "ue8m0"),
-                              "4X": ("mxf4nvf4", "m16n8k64", "e2m1", "ue4m3")}[sv]
+        kind, shape, t, st = carrier[sv]
         enc_a, enc_ta, enc_b, enc_tb = S.SELECTOR_ENCODABLE
         for pos, (valid_vals, enc) in enumerate(zip((ba, ta, bb, tb), (enc_a, enc_ta, enc_b, enc_tb), strict=True)):
             for v in (*enc, enc[-1] + 1):

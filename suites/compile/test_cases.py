@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
+
 from mmacts.cases.model import Case
 from suites.compile import spaces as S
 from suites.compile.driver import DRIVER
@@ -76,3 +78,19 @@ def test_module_for_a_case_is_complete():
     c = DRIVER.cases("smoke")[0]
     ptx = DRIVER.module_ptx(c)
     assert ptx.startswith(".version ") and f".target {c.arch}" in ptx and ".entry" in ptx
+
+
+@pytest.mark.parametrize(("first", "arch"), [("shift", "sm_100f"), ("cp", "sm_90a")])
+def test_mixed_cta_group_refusal_for_the_target_lands_on_the_marked_pair(first, arch):
+    """The mixed-.cta_group rule concerns two instructions; on a target lacking the first one
+    ptxas refuses there, which must still count as 'refused at the instruction under test'."""
+    from mmacts.ptx.compile_forms import UNDER_TEST_MARK, build_module
+    from mmacts.toolchain.assemble import assemble
+    from mmacts.toolchain.conformance import error_lines, under_test_lines
+
+    ptx = build_module({"op": "tcgen05.mixed_cta_group", "first": first}, arch, "8.8")
+    assert ptx.count(UNDER_TEST_MARK) == 2
+    r = assemble(ptx, arch)
+    assert not r.ok
+    blamed = error_lines(r.log)
+    assert blamed and blamed <= under_test_lines(ptx), (blamed, r.first_error_line)
