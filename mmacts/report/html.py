@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import pandas as pd
@@ -16,11 +17,36 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;
 th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.timeout{color:#a01010;font-weight:bold}
 .skip,.xfail,.observed{color:#666}.banner{background:#fff4d6;border:1px solid #e0b000;padding:0.8em}
 code{font-size:90%}
+table.wide{width:100%}table.wide td{vertical-align:top;overflow-wrap:anywhere}
+table.wide td:first-child{font-family:ui-monospace,monospace;font-size:85%;min-width:22em}
 """
+_REF = re.compile(r"^(T\d+)\.(\d+)$")
 
 
-def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=True, border=0, na_rep="")
+def compact_refs(refs: str) -> str:
+    """``T44.1 T44.2 T44.3 T44.7 T54.2`` -> ``T44.1-3,7 T54.2``: a failure row stays one line high."""
+    rows: dict[str, list[int]] = {}
+    other: list[str] = []
+    for ref in str(refs or "").split():
+        m = _REF.match(ref)
+        if m:
+            rows.setdefault(m.group(1), []).append(int(m.group(2)))
+        else:
+            other.append(ref)
+    out = []
+    for table in sorted(rows, key=lambda t: int(t[1:])):
+        nums = sorted(set(rows[table]))
+        spans, start = [], nums[0]
+        for a, b in zip(nums, nums[1:] + [None], strict=True):
+            if b != a + 1:
+                spans.append(f"{start}-{a}" if a > start else f"{start}")
+                start = b
+        out.append(f"{table}.{','.join(spans)}")
+    return " ".join(out + other)
+
+
+def _table(df: pd.DataFrame, classes: str | None = None) -> str:
+    return df.to_html(index=False, escape=True, border=0, na_rep="", classes=classes)
 
 
 def _counts(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -30,6 +56,7 @@ def _counts(df: pd.DataFrame, by: str) -> pd.DataFrame:
     cols = [s for s in _STATUS_ORDER if s in ct.columns] + [c for c in ct.columns if c not in _STATUS_ORDER]
     ct = ct[cols]
     ct["total"] = ct.sum(axis=1)
+    ct.columns.name = None  # else to_html prints an empty 'status' column
     return ct.reset_index()
 
 
@@ -71,6 +98,7 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     )
     bad = df[df["status"].isin(["fail", "error", "timeout"])]
     bad_view = bad[["case_id", "status", "backend", "spec_rows", "mismatches", "first_mismatch", "message"]].head(500)
+    bad_view = bad_view.assign(spec_rows=bad_view["spec_rows"].fillna("").map(compact_refs))
     timing = (
         df.groupby(["suite", "backend"])[["compile_s", "run_s", "kernel_us"]]
         .agg(["count", "sum", "median"]).round(4)
@@ -84,10 +112,11 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         banner(df),
         "<h2>Run</h2>", _table(meta),
         "<h2>By suite</h2>", _table(_counts(df, "suite")),
-        "<h2>By spec table</h2>", _table(_counts(spec_tables(df), "table")),
+        "<h2>By spec table</h2><p>cases citing at least one row of the table</p>",
+        _table(_counts(spec_tables(df).drop_duplicates(["case_id", "table"]), "table")),
         "<h2>By backend</h2>", _table(_counts(df, "backend")),
         f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
-        _table(bad_view) if len(bad) else "<p>none</p>",
+        _table(bad_view, "wide") if len(bad) else "<p>none</p>",
         "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
     ]
     sections += extra_sections or []

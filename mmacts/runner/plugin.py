@@ -178,7 +178,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (what ``mmacts run -n`` uses): never re-run the case a worker died on."""
-    if False:
+    if config.getvalue("dist") == "loadgroup":
         return faults.crash_safe_loadgroup(config, log)
     return None
 
