@@ -164,8 +164,16 @@ class Runtime:
             fn(grid, block, tuple(args), stream=self._stream, shared_mem=shared_mem)
             end.record(self._stream)
         except Exception as exc:
-            return LaunchOutcome("error", None, f"launch failed: {type(exc).__name__}: {exc}")
+            return self._error(f"launch failed: {type(exc).__name__}: {exc}", exc)
         return self._wait(start, end, deadline, entry)
+
+    def _error(self, message: str, exc: BaseException) -> LaunchOutcome:
+        """An error outcome; a sticky CUDA error also poisons the runtime, so the worker is replaced."""
+        from mmacts.runner.faults import is_sticky_cuda_error
+
+        if is_sticky_cuda_error(exc):
+            self.poisoned = message
+        return LaunchOutcome("error", None, message)
 
     def _wait(self, start: Any, end: Any, deadline: float, entry: str) -> LaunchOutcome:
         import cupy
@@ -176,7 +184,7 @@ class Runtime:
                 if end.done:
                     break
             except Exception as exc:  # an asynchronous fault surfaces here
-                return LaunchOutcome("error", None, f"{entry}: {type(exc).__name__}: {exc}")
+                return self._error(f"{entry}: {type(exc).__name__}: {exc}", exc)
             if time.monotonic() > deadline:
                 self.poisoned = f"{entry} did not complete before its deadline"
                 return LaunchOutcome("timeout", None, self.poisoned)
@@ -185,7 +193,7 @@ class Runtime:
         try:
             us = cupy.cuda.get_elapsed_time(start, end) * 1e3
         except Exception as exc:
-            return LaunchOutcome("error", None, f"{entry}: {type(exc).__name__}: {exc}")
+            return self._error(f"{entry}: {type(exc).__name__}: {exc}", exc)
         return LaunchOutcome("ok", us)
 
 

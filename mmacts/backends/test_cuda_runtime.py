@@ -88,3 +88,16 @@ def test_timeout_poisons_runtime():
     assert rt.poisoned
     again = cr.Runtime.launch(rt, None, "k", (1,), (1,), ())
     assert again.status == "timeout" and "poisoned" in again.message
+
+
+def test_sticky_error_poisons_the_runtime_but_an_ordinary_one_does_not() -> None:
+    """A sticky CUDA error must end the worker (faults.end_if_poisoned reads ``poisoned``)."""
+    from mmacts.backends.cuda_runtime import Runtime
+
+    rt = object.__new__(Runtime)  # no GPU here: exercise the error path only
+    rt.poisoned = ""
+    out = rt._error("k: CUDARuntimeError: cudaErrorInvalidValue", RuntimeError("cudaErrorInvalidValue"))
+    assert out.status == "error" and rt.poisoned == ""
+    out = rt._error("k: CUDARuntimeError: cudaErrorIllegalAddress",
+                    RuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered"))
+    assert out.status == "error" and "IllegalAddress" in rt.poisoned

@@ -16,6 +16,10 @@ def write_atomic(path: Path, writer: Callable[[Path], None]) -> None:
     os.close(fd)
     try:
         writer(Path(tmp))
+        # mkstemp makes 0600 files; a report is for everyone who can read the folder (umask decides).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

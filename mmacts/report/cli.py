@@ -100,6 +100,21 @@ def compare(base: Path, new: Path, slower: float = 1.5) -> tuple[pd.DataFrame, p
     return diff, meta
 
 
+def compare_page(diff: pd.DataFrame, meta: pd.DataFrame) -> str:
+    """compare.html: bucket counts first, then the changed cases with the verdicts up front."""
+    from mmacts.report.html import _CSS
+
+    counts = diff["change"].value_counts().rename_axis("change").reset_index(name="cases") if len(diff) else None
+    cols = ["change", "status_base", "status_new", "case_id", "sass_opcodes_base", "sass_opcodes_new",
+            "kernel_us_base", "kernel_us_new", "message_new"]
+    view = diff[[c for c in cols if c in diff.columns]].astype("object").where(diff.notna(), "")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>mmacts compare</title>"
+            f"<style>{_CSS}</style></head><body><h1>mmacts compare</h1>{meta.to_html(na_rep='')}"
+            f"<h2>{len(diff)} changed cases</h2>"
+            + (counts.to_html(index=False) if counts is not None else "<p>no changes</p>")
+            + view.to_html(index=False, na_rep="", classes="wide") + "</body></html>")
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="mmacts report")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -139,9 +154,7 @@ def main(argv: list[str]) -> int:
             print(diff["change"].value_counts().to_string() if len(diff) else "no changes")
             print(diff[["case_id", "change", "status_base", "status_new"]].head(50).to_string(index=False))
         write_atomic(Path(out) / "compare.csv", lambda f: diff.to_csv(f, index=False))
-        page = (f"<!doctype html><meta charset='utf-8'><title>mmacts compare</title>"
-                f"<h1>mmacts compare</h1>{meta.to_html()}<h2>{len(diff)} changed cases</h2>"
-                f"{diff.to_html(index=False, na_rep='')}")
+        page = compare_page(diff, meta)
         write_text_atomic(Path(out) / "compare.html", page)
         return 0
     except ReportInputError as exc:

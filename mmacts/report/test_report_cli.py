@@ -78,3 +78,25 @@ def test_history_page(tmp_path: Path) -> None:
     page = (tmp_path / "history.html").read_text()
     assert page.count("<svg") == 3
     assert "by type pair" in page and "e4m3" in page and "0/1" in page
+
+
+def test_compact_refs() -> None:
+    from mmacts.report.html import compact_refs
+
+    assert compact_refs("T44.1 T44.2 T44.3 T44.7 T54.2 S9.7.16.10.9.1") == "T44.1-3,7 T54.2 S9.7.16.10.9.1"
+    assert compact_refs("T36.2 T36.1") == "T36.1-2"
+    assert compact_refs("") == ""
+
+
+def test_report_files_are_readable_by_others(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from mmacts.report.atomic import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "x.html", "hi")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "x.html").stat().st_mode) == 0o644
