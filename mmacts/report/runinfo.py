@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata as md
+import os
 import platform
 import socket
 import subprocess
@@ -26,6 +27,9 @@ def now() -> str:
 
 
 def _git_sha(repo: Path) -> str:
+    """HEAD of the checkout (``-dirty`` if modified); MMACTS_GIT_SHA names it where no .git travelled."""
+    if os.environ.get("MMACTS_GIT_SHA"):
+        return os.environ["MMACTS_GIT_SHA"]
     try:
         out = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10)
