@@ -9,7 +9,7 @@ mkdir -p /tmp/tc "$out"
 gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
 export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$sha MMACTS_CACHE_DIR=/tmp/mmacts-cache
 nvidia-smi -L || true
-run() { python3 -m mmacts.runner.cli run --out "$out/runs" "$@" 2>&1 | tail -4; }
+run() { python3 -m mmacts.runner.cli run --out "$out/runs" "$@" 2>&1 | tail -40; }
 # 1. Hopper validation on every GPU of the host, one pinned worker per GPU.
 run --suite hopper_validation --level full --backend cuda -n gpus
 # 2. The Blackwell suites on a Hopper: every case must skip with its reason, nothing may crash.

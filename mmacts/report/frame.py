@@ -31,8 +31,9 @@ def spec_tables(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (case, spec reference) with the table (``T54``) or section (``S9.7...``) it names."""
     rows = df[["case_id", "status", "spec_rows"]].copy()
     rows["ref"] = rows["spec_rows"].fillna("").str.split()
-    rows = rows.explode("ref").dropna(subset=["ref"])
-    rows = rows[rows["ref"] != ""]
+    # explode repeats index labels; some pandas versions refuse to align on them, so renumber.
+    rows = rows.explode("ref").dropna(subset=["ref"]).reset_index(drop=True)
+    rows = rows[rows["ref"] != ""].reset_index(drop=True)
     rows["table"] = rows["ref"].str.replace(r"^(T\d+)\..*$", r"\1", regex=True)
     rows["table"] = rows["table"].where(rows["table"].str.startswith("T"), "prose (S...)")
     return rows

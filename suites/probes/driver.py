@@ -22,6 +22,7 @@ import numpy as np
 
 from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
 from suites.probes.models import PATH_MODELS, reference_evaluator
 from suites.probes.recover import Recovery, marginal_answer, recover, to_bits
@@ -90,19 +91,27 @@ class ProbesDriver:
                 out.append(Case(case_id=case_id(name, path), suite=SUITE, instruction=instr, arch=arch,
                                 spec_rows=SPEC_ROWS.get(path, ()), level="smoke" if name == "recover" else "standard",
                                 form=form, runtime={"probe": name}, recipe=f"probe:{name}"))
+        out.extend(BS.cases())
         return [c for c in out if c.in_level(level)]
 
     def module_ptx(self, case: Case) -> str:
         from suites.probes.hardware import module_ptx_for
 
+        if BS.is_blockscale(case):
+            return BS.module_ptx(case)
+
         return module_ptx_for(case.form["path"])
 
     def make_inputs(self, case: Case) -> dict[str, Any]:
+        if BS.is_blockscale(case):
+            return BS.make_inputs(case)
         vs = _vectors(case)
         a, b, c = stack(vs)
         return {"vectors": vs, "a": a, "b": b, "c": c}
 
     def expected(self, case: Case, inputs: dict[str, Any]) -> Expectation:
+        if BS.is_blockscale(case):
+            return BS.expected(case, inputs)
         path, name = case.form["path"], case.runtime["probe"]
         hyp = hypothesis_values(path)
         want = np.concatenate([hyp[p.name] for p in PROBES]) if name == "recover" else hyp[name]
@@ -122,12 +131,16 @@ class ProbesDriver:
                             {"observation": json.dumps(obs, default=str)})
 
     def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+        if BS.is_blockscale(case):
+            return BS.run_model(case, inputs)
         ev = reference_evaluator(PATH_MODELS[case.form["path"]])
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
     def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from suites.probes.hardware import evaluate_on_gpu
 
+        if BS.is_blockscale(cases[0]):
+            return BS.run_cuda(cases, inputs, module)
         path = cases[0].form["path"]
         if path not in ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a"):
             return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})
@@ -146,9 +159,22 @@ class ProbesDriver:
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
         cc = tuple(compute_capability)
-        if cc == (9, 0) or cc[0] == 12:
+        if cc in ((9, 0), (10, 0)) or cc[0] == 12:
             return None
-        return f"probes run on sm_90 (mma.sync fp8, wgmma fp8) or sm_120; this GPU is sm_{cc[0]}{cc[1]}"
+        return (f"probes run on sm_90 (mma.sync fp8, wgmma fp8), sm_100a (tcgen05 block scale) or sm_120 "
+                f"(mma.sync fp8 and block scale); this GPU is sm_{cc[0]}{cc[1]}")
+
+    def case_supported(self, case: Case, compute_capability: tuple[int, int]) -> str | None:
+        """Per case: each path's cubin runs only on its own architecture (called by the executor)."""
+        cc = tuple(compute_capability)
+        if BS.is_blockscale(case):
+            return BS.path_of(case).supported(cc)  # type: ignore[arg-type]
+        path, have = case.form["path"], f"sm_{cc[0]}{cc[1]}"
+        if path.endswith("sm_90a"):
+            return None if cc == (9, 0) else f"{path} probe needs sm_90a (compute capability 9.0); this GPU is {have}"
+        if path == "mma_sync.sm_120a":
+            return None if cc[0] == 12 else f"{path} probe needs sm_120 (compute capability 12.x); this GPU is {have}"
+        return f"{path}: no GPU launcher for the E4M3 probes on this path (the tcgen05 block-scale probes cover it)"
 
 
 DRIVER = ProbesDriver()
