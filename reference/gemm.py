@@ -24,8 +24,10 @@ Non-finite inputs follow IEEE: NaN anywhere in a row/column pair, Inf*0, or +Inf
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -116,11 +118,29 @@ def max_significant_bits(x: np.ndarray) -> int:
     return int(53 - (tz1.min() - 1))
 
 
-def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """float64 matrix product without BLAS. Exactness does not need BLAS (every order is
-    exact here), and multi-threaded BLAS stalls badly on a loaded 2-core machine (measured
-    20 ms vs 2 ms for 256x32x256), so numpy's own single-threaded loop is used."""
+_BLAS_SINGLE = any(os.environ.get(v) == "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
+"""True when the process was started with single-threaded BLAS (the benchmark does this)."""
+
+_BLAS_SERIAL_MNK = 262_144
+"""OpenBLAS runs a GEMM of at most 65536 * 4 multiply-adds on the calling thread only
+(``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD`` in its interface/gemm.c)."""
+
+
+def matmul64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """float64 matrix product for callers whose every summation order is exact.
+
+    Why the dispatch: exactness never depends on it (every caller guarantees that each
+    partial sum is a float64), only speed does. Multi-threaded BLAS stalls badly on a
+    loaded 2-core machine (measured 19 ms vs 0.8 ms single-threaded for 256x128x256, and
+    numpy's own loop 4 ms), so BLAS is used where it runs on one thread: small products,
+    or a process started with ``OPENBLAS_NUM_THREADS=1``/``OMP_NUM_THREADS=1``.
+    """
+    if _BLAS_SINGLE or a.shape[0] * a.shape[1] * b.shape[1] <= _BLAS_SERIAL_MNK:
+        return np.matmul(a, b)
     return np.einsum("ik,kj->ij", a, b)
+
+
+_mm = matmul64
 
 
 def _floor_log2(x: np.ndarray) -> np.ndarray:
@@ -384,11 +404,11 @@ def exact_gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | float | None = None
         sa = np.where(np.isfinite(sa), sa, 0.0)
         sb = np.where(np.isfinite(sb), sb, 0.0)
         cc = np.where(np.isfinite(cc), cc, 0.0)
-    d, zero = _exact_scaled(a, b, sa, sb, vs, cc, out, mode)
+    fast = _exact_fast(a, b, sa, sb, vs, cc, out, mode)
+    d, zero = fast if fast is not None else _exact_scaled(a, b, sa, sb, vs, cc, out, mode)
     if zero.any():  # IEEE: an exact zero is -0 only if every product and c are -0
         fa, fb = np.where(np.isfinite(a_s), a_s, 1.0), np.where(np.isfinite(b_s), b_s, 1.0)
-        neg0 = _all_products_neg_zero(fa, fb) & (cc == 0) & np.signbit(cc)
-        d = np.where(zero & neg0, -0.0, d)
+        d = np.where(zero & _neg_zero_where(fa, fb, cc, zero), -0.0, d)
     if special is not None:
         d = np.where(special[0], special[1], d)
     return d
@@ -401,6 +421,66 @@ def _all_products_neg_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     sa, sb = np.signbit(a).astype(f), np.signbit(b).astype(f)
     pos_zero = (_mm(1 - sa, 1 - sb) + _mm(sa, sb)) > 0
     return ~nonzero_prod & ~pos_zero
+
+
+def _neg_zero_where(a: np.ndarray, b: np.ndarray, c: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """(M, N) mask: True at ``where`` cells whose every product a[m,k]*b[k,n] and c are -0.
+
+    Only the ``where`` cells are examined (the exact zeros: usually few), elementwise in
+    chunks, so the cost is O(zeros * K) instead of three M x K x N products."""
+    out = np.zeros(where.shape, dtype=bool)
+    im, jn = np.nonzero(where & (c == 0) & np.signbit(c))
+    k = a.shape[1]
+    step = max(1, (1 << 20) // max(k, 1))
+    for s in range(0, im.size, step):
+        r, q = im[s:s + step], jn[s:s + step]
+        p = a[r] * b[:, q].T  # (cells, K): the products, with IEEE signed zeros
+        out[r, q] = np.all((p == 0) & np.signbit(p), axis=1)
+    return out
+
+
+def _exact_fast(a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray, vs: int, cc: np.ndarray,
+                out: str, mode: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rounded D, exact-zero mask) from ONE float64 matmul when that is provably exact, else None.
+
+    Sufficient condition, checked on the data in O(MK + KN + MN): (1) every scaled element
+    ``a*sa``, ``b*sb`` is exact (significands of at most 53 bits in total, no float64
+    underflow or overflow); (2) with u the smallest lowest-set-bit exponent of any product
+    (min over A plus min over B) and of C, every product and C is an integer multiple of 2^u,
+    so every partial sum in ANY order is too; (3) an upper bound of sum |products| + |C|
+    is below 2^(u+52) (one spare bit covers the rounding of the bound itself), so every
+    partial sum is an integer below 2^53 units: a float64. The float64 result is then the
+    exact sum and one ``round_float`` is the correctly rounded D. Exact-by-construction
+    data (``exact_recipe``) always qualifies; wide-spread scales fall back to the limbs.
+    """
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        a_s = a * np.repeat(sa, vs, axis=1)
+        b_s = b * np.repeat(sb, vs, axis=0)
+    for x, s, xs in ((a, sa, a_s), (b, sb, b_s)):
+        if not np.isfinite(xs).all():
+            return None
+        if max_significant_bits(x) + max_significant_bits(s) > 53:
+            return None
+        ax, asx = np.abs(x[x != 0]), np.abs(s[s != 0])
+        if ax.size and asx.size and int(_floor_log2(ax.min())) + int(_floor_log2(asx.min())) < -1021:
+            return None  # a scaled element may be a float64 subnormal (rounded)
+    la, lb, lc = _lowbit_exp(a_s).min(initial=1 << 20), _lowbit_exp(b_s).min(initial=1 << 20), \
+        _lowbit_exp(cc).min(initial=1 << 20)
+    u = min(la + lb, lc)
+    if u >= 1 << 20:  # every product and C are zero
+        return np.zeros(cc.shape), np.ones(cc.shape, dtype=bool)
+    if u < -1074:
+        return None
+    abs_a, abs_b = np.abs(a_s), np.abs(b_s)
+    bound = float(abs_a.sum(axis=1).max(initial=0.0)) * float(abs_b.max(initial=0.0)) + float(
+        np.abs(cc).max(initial=0.0))
+    limit = np.ldexp(1.0, min(u + 52, 1023))
+    if not bound < limit:  # coarse bound too big: try the per-cell one
+        if not (matmul64(abs_a, abs_b) + np.abs(cc)).max(initial=0.0) < limit:
+            return None
+    exact = matmul64(a_s, b_s) + cc
+    zero = exact == 0
+    return np.where(zero, 0.0, F.round_float(exact, out, mode)), zero
 
 
 def block_scaled_gemm(
@@ -515,6 +595,27 @@ def is_exact_in_fp32(a: np.ndarray, b: np.ndarray, c: np.ndarray | float | None 
     return finite & (ok | zero)
 
 
+def _exact_by_global_bound(a: np.ndarray, b: np.ndarray, c: np.ndarray, window_bits: int,
+                           out: str = "fp32") -> bool:
+    """Cheap sufficient form of :func:`is_exact_in_fp32` for the whole matrix at once.
+
+    One unit u for every cell (min lowest-bit exponent over A plus over B, and C) and one
+    magnitude bound (max row sum of |A| times max |B|, plus max |C|): if that bound is below
+    2^(u + window_bits), every cell's own condition holds (its unit is >= u, its sum <= the
+    bound). O(MK + KN + MN) instead of the per-cell O(MKN) unit search."""
+    f = F.get(out)
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()):
+        return False
+    u = min(int(_lowbit_exp(a).min(initial=1 << 20)) + int(_lowbit_exp(b).min(initial=1 << 20)),
+            int(_lowbit_exp(c).min(initial=1 << 20)))
+    if u >= 1 << 20:
+        return True  # all zero
+    bound = float(np.abs(a).sum(axis=1).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) + float(
+        np.abs(c).max(initial=0.0))
+    return (u >= int(np.log2(f.min_subnormal)) and bound <= f.max_finite
+            and bound < np.ldexp(1.0, min(u + window_bits, 1023)))
+
+
 @dataclass
 class GemmData:
     """Inputs of one GEMM case and its exact answer."""
@@ -534,6 +635,7 @@ class GemmData:
     vs: int | None
 
 
+@cache
 def _codes_with(fmt: str, lo: int, hi: int, sig_bits: int) -> np.ndarray:
     """Finite codes whose |value| has floor(log2) in [lo, hi] and at most ``sig_bits`` bits, plus 0."""
     codes = F.finite_codes(fmt)
@@ -542,9 +644,12 @@ def _codes_with(fmt: str, lo: int, hi: int, sig_bits: int) -> np.ndarray:
     e = _floor_log2(np.where(nz, np.abs(v), 1.0))
     bits = np.where(nz, e - _lowbit_exp(v) + 1, 0)
     keep = (~nz & ~np.signbit(v)) | (nz & (e >= lo) & (e <= hi) & (bits <= sig_bits))
-    return codes[keep]
+    out = codes[keep]
+    out.setflags(write=False)  # cached: shared by every caller
+    return out
 
 
+@cache
 def _exp_range(fmt: str) -> tuple[int, int]:
     f = F.get(fmt)
     t = F.decode_table(f)
@@ -614,7 +719,8 @@ def exact_recipe(kind: str, m: int, n: int, k: int, *, a_fmt: str, b_fmt: str, s
         ci = np.floor(rng.random((m, n)) * cmax) * rng.choice([-1.0, 1.0], size=(m, n))
         c = np.ldexp(ci, u_exp)
         c = np.where(np.abs(c) > F.get("f32").max_finite, 0.0, c)
-    if not is_exact_in_fp32(av, bv, c, window_bits=window_bits).all():
+    if not (_exact_by_global_bound(av, bv, c, window_bits)
+            or is_exact_in_fp32(av, bv, c, window_bits=window_bits).all()):
         raise AssertionError("internal: exact_recipe produced data that is not exact by construction")
     d = exact_gemm(av, bv, c)
     return GemmData(a, b, sa, sb, c, d, a_fmt, b_fmt, scale_fmt, vs)

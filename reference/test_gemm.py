@@ -268,3 +268,61 @@ def test_is_exact_detects_inexact_data() -> None:
     assert not G.is_exact_in_fp32(a, b)[0, 0]
     assert G.is_exact_in_fp32(np.array([[1.0, 2.0**-20]]), b)[0, 0]
     assert not G.is_exact_in_fp32(np.array([[1.0, 2.0**-20]]), b, window_bits=14)[0, 0]
+
+
+# --------------------------------------------------------------------------- fast paths (performance)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 6), n=st.integers(1, 6), kb=st.integers(1, 3), seed=st.integers(0, 2**31),
+       mode=st.sampled_from(["rne", "rz", "ru", "rd"]), spread=st.integers(0, 40))
+def test_single_matmul_path_equals_limb_path(m: int, n: int, kb: int, seed: int, mode: str, spread: int) -> None:
+    """Where ``_exact_fast`` accepts the data it must give the limb path's answer bit for bit."""
+    rng = np.random.default_rng(seed)
+    k = 32 * kb
+    a = F.decode("e4m3", rand_codes(rng, "e4m3", (m, k)))
+    b = F.decode("e5m2", rand_codes(rng, "e5m2", (k, n)))
+    sa = np.exp2(rng.integers(-spread, spread + 1, (m, kb))).astype(np.float64)
+    sb = np.exp2(rng.integers(-spread, spread + 1, (kb, n))).astype(np.float64)
+    c = rand_c(rng, (m, n), spread=spread // 2 + 1)
+    fast = G._exact_fast(a, b, sa, sb, 32, c, "fp32", mode)
+    slow = G._exact_scaled(a, b, sa, sb, 32, c, "fp32", mode)
+    if fast is not None:
+        assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    if spread == 0 and not np.any(c):
+        assert fast is not None  # narrow data always qualifies
+
+
+def test_single_matmul_path_refuses_wide_sums_and_accepts_recipe_data() -> None:
+    a = np.array([[1.0, 2.0**-60]])
+    b = np.array([[1.0], [1.0]])
+    ones = np.ones((1, 1))
+    assert G._exact_fast(a, b, ones, ones, 2, np.zeros((1, 1)), "fp32", "rne") is None
+    assert G.exact_gemm(a, b)[0, 0] == 1.0  # the limb path still answers (rounded once)
+    data = G.exact_recipe("mxf8f6f4", 64, 32, 64, a_fmt="e5m2", b_fmt="e2m3", scale_fmt="ue8m0", vs=32, seed=3)
+    sa, sb = F.decode("ue8m0", data.scale_a), F.decode("ue8m0", data.scale_b)
+    av, bv = F.decode("e5m2", data.a), F.decode("e2m3", data.b)
+    assert G._exact_fast(av, bv, sa, sb, 32, data.c, "fp32", "rne") is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), spread=st.integers(0, 30))
+def test_global_bound_is_sufficient_for_per_cell_exactness(seed: int, spread: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = F.decode("e2m1", rand_codes(rng, "e2m1", (5, 16))) * np.exp2(rng.integers(-spread, 1, (5, 16)))
+    b = F.decode("e2m3", rand_codes(rng, "e2m3", (16, 4)))
+    c = np.zeros((5, 4))
+    if G._exact_by_global_bound(a, b, c, 24):
+        assert G.is_exact_in_fp32(a, b, c).all()
+    if spread == 0:
+        assert G._exact_by_global_bound(a, b, c, 24)
+
+
+def test_negative_zero_only_where_every_product_is_negative_zero() -> None:
+    a = np.array([[-0.0, 0.0], [-0.0, -0.0], [1.0, -1.0]])
+    b = np.array([[1.0, 2.0], [1.0, -1.0]])
+    d = G.exact_gemm(a, b, np.full((3, 2), -0.0))
+    # row 0: (-0*1 + 0*1) = +0, (-0*2 + 0*-1) = -0; row 1: -0, (-0*2 + -0*-1) = +0;
+    # row 2: 1 - 1 = +0 (cancellation), 2 + 1 = 3
+    assert np.array_equal(d, np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 3.0]]))
+    assert np.array_equal(np.signbit(d), np.array([[False, True], [True, False], [False, False]]))

@@ -68,8 +68,10 @@ def probe() -> GpuStatus:
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         cc = (int(props["major"]), int(props["minor"]))
         return GpuStatus(
-            True, "", name, cc, _fmt_cuda_version(runtime.driverGetVersion()),
-            _fmt_cuda_version(runtime.runtimeGetVersion()), kernel_driver_version(), count,
+            usable=True, name=name, compute_capability=cc,
+            driver_version=_fmt_cuda_version(runtime.driverGetVersion()),
+            runtime_version=_fmt_cuda_version(runtime.runtimeGetVersion()),
+            kernel_driver=kernel_driver_version(), count=count,
         )
     except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -27,7 +27,8 @@ class MixedDriver:
 
 @pytest.fixture
 def hopper(monkeypatch: pytest.MonkeyPatch) -> None:
-    status = gpu.GpuStatus(True, "", "NVIDIA H200", (9, 0), "13.0", "13.2", "580.1", 1)
+    status = gpu.GpuStatus(usable=True, name="NVIDIA H200", compute_capability=(9, 0), driver_version="13.0",
+                           runtime_version="13.2", kernel_driver="580.1", count=1)
     monkeypatch.setattr(execute.gpu, "probe", lambda: status)
 
 

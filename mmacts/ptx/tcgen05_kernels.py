@@ -44,7 +44,7 @@ import numpy as np
 
 from mmacts.ptx import instructions as I
 from mmacts.ptx.module import max_version, module_header
-from reference.tcgen05_model.program import CtaProgram
+from reference.tcgen05_model.program import CP_CODES, CtaProgram
 
 # ---------------------------------------------------------------------------------------------
 # Params record layout (u64 words per CTA). The host writes it; the kernel reads it.
@@ -68,15 +68,22 @@ assert W_MMA0 + MMA_WORDS * MAX_MMA <= REC_WORDS
 STATUS_NOT_RUN, STATUS_OK, STATUS_TIMEOUT = 0, 1, 2
 """Status word per CTA: 0 = the kernel never got there, 1 = completed, 2 = the bounded wait expired."""
 
-CP_SHAPES: dict[int, tuple[str, str | None]] = {
-    0: ("32x128b", "warpx4"),
-    1: ("64x128b", "warpx2::01_23"),
-    2: ("64x128b", "warpx2::02_13"),
-    3: ("128x128b", None),
-    4: ("128x256b", None),
-}
-"""Run-time cp shape codes -> (shape, multicast). 0 is what CUTLASS uses for scale factors; 1 is the
-DSL's Layout-B SFB copy."""
+CP_SHAPES: dict[int, tuple[str, str | None]] = {c: (s, m) for c, (s, m, f) in CP_CODES.items() if f is None}
+"""Run-time cp shape codes -> (shape, multicast) of the plain copies (``program.CP_CODES``). 0 is
+what CUTLASS uses for scale factors; 1 is the DSL's Layout-B SFB copy."""
+
+CP_DECOMPRESS: dict[int, tuple[str, str | None, str]] = {
+    c: (s, m, f) for c, (s, m, f) in CP_CODES.items() if f is not None}
+"""Run-time cp codes of the decompressing copies ``.b8x16.<src_fmt>`` (9.7.16.9.1): 4/6-bit
+elements -> 8-bit containers. Used by the raw-TMEM probe ``cp_decompress`` (the container bit
+positions are in the missing Figures 195-198)."""
+
+
+def cp_code_info(code: int) -> tuple[str, str | None, str | None]:
+    """(shape, multicast, src_fmt or None) of a run-time cp code."""
+    if code not in CP_CODES:
+        raise ValueError(f"unknown tcgen05.cp code {code}")
+    return CP_CODES[code]
 
 
 SMEM_ALIGN = 1024
@@ -269,9 +276,10 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("shr.u64 %rd22, %rd20, 32;")
     e("cvt.u32.u64 %r30, %rd22;")
     e("add.u32 %r30, %r30, %r18;")                  # absolute taddr
-    for code, (shape, mc) in CP_SHAPES.items():
+    for code in (*CP_SHAPES, *CP_DECOMPRESS):
+        shape, mc, src = cp_code_info(code)
         e(f"setp.eq.u32 %p7, %r29, {code};")
-        e(f"@%p7 {I.tcgen05_cp(cg, shape, '%r30', '%rd21', multicast=mc)}")
+        e(f"@%p7 {I.tcgen05_cp(cg, shape, '%r30', '%rd21', multicast=mc, src_fmt=src)}")
     e("add.u32 %r28, %r28, 1;")
     e("bra CP_LOOP;")
     e("CP_DONE:")

@@ -166,6 +166,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
           file=sys.stderr)
     env = dict(os.environ, MMACTS_RESTARTABLE="1")
+    # One BLAS thread per worker: xdist already uses the cores, and oversubscribed BLAS made the
+    # model backend 3x slower on a 2-core machine. An explicit setting is kept.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
     rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
     restarted, last_count = False, -1
     while rc not in PYTEST_ENDED:

@@ -3,11 +3,14 @@ exactly the per-CTA programs the GPU kernel executes.
 
 ``run(form, programs)`` does what the kernel does, in order: TMEM preload (``tcgen05.st``), the
 listed ``tcgen05.cp``, the MMAs, then returns per CTA what ``tcgen05.ld.32x32b`` reads from the
-read-back window. Every operand is *decoded*: idesc with ``reference.tcgen05.idesc``, shared-memory
-descriptors with ``reference.tcgen05.smem_desc``, elements and scale factors with the readings in
-``operands``. The arithmetic is exact for exact-by-construction data (float64 block dot products,
-scaled by powers of two or UE4M3 values, then rounded once to fp32); for arbitrary data it is the
-float64 model of that order, and the suite says which it compares against.
+read-back window. Every operand is *decoded* with the reference decoders, never the host encoders:
+idesc with ``reference.tcgen05.idesc``, shared-memory operands by walking the descriptor
+(``smem_image.decode_operand``), scale factors with ``tmem_image.read_sf``, A in tensor memory
+with ``tmem_image.read_a``, copies with ``cp_decompress.cp_to_tmem`` (``operands`` names the
+readings the spec leaves open). Arithmetic (``Hypotheses.arithmetic``): ``float64`` -- exact block
+dot products summed in float64 and rounded once to fp32, which IS the answer for
+exact-by-construction data; or a ``reference.numeric_model`` name for random data (the
+tensor-core accumulation hypothesis the suite compares against, in observe mode).
 
 Datapath layouts (9.7.16.10.5; D placement from cutlass-facts §5.1):
 ``D`` M=128 cta_group::1 -- lane m, column n; ``A`` M=256 cta_group::2 -- CTA m//128, lane m%128;
@@ -22,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference import formats
+from reference.gemm import matmul64
+from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import decode_idesc
 from reference.tcgen05_model import operands as ops
 from reference.tcgen05_model.program import CtaProgram, MmaOperands
@@ -37,6 +42,11 @@ class Hypotheses:
 
     sf_lane_rule: str = "row_quadrant"
     sparse_meta: str = "lane_row_nibble"
+    arithmetic: str = "float64"
+    """``float64``: exact block dot products summed in float64, one rounding to fp32 -- the
+    exact answer for exact-by-construction data (any order gives it). Otherwise the name of a
+    ``reference.numeric_model`` model (e.g. ``b200_tcgen05_hypothesis``): D is computed the way
+    that model says the tensor core accumulates (random-data cases)."""
 
 
 def layout_of(m: int, cta_group: int) -> str:
@@ -107,7 +117,8 @@ def execute_mma(form, tmems: list[np.ndarray], smems: list[np.ndarray], op: MmaO
     a_parts, b_parts = [], []
     for v in range(cg):
         if form.a_tmem:
-            a_codes = ops.gather_a_tmem(tmems[v], int(op.a), rows_a, ka, kind=kind, fmt=afmt)
+            a_codes = ops.gather_a_tmem(tmems[v], int(op.a), rows_a, ka, kind=kind, fmt=afmt,
+                                        datapath="2x2" if layout == "B" else "4x1")
         else:
             a_codes = ops.gather_smem(smems[v], int(op.a), rows_a, ka, major=a_major,
                                       container=ops.container_for(kind, afmt))
@@ -124,42 +135,32 @@ def execute_mma(form, tmems: list[np.ndarray], smems: list[np.ndarray], op: MmaO
     if f["negate_b"]:
         b = -b
     # -- where D lives, and the scale factors each D cell's lane reads -------------------------
-    # SFA depends on (row, N half) and SFB on (column, CTA, lane quadrant): read them on those
-    # small grids, then gather per D cell (the row-quadrant rule makes SF lane-dependent).
+    # Scale factors are decoded with the reference decoder ``tmem_image.read_sf`` (never the
+    # host encoder), once per CTA and lane quadrant; each D cell then takes the copy its lane
+    # reads under ``hyp.sf_lane_rule`` (the replicas agree on CUTLASS-style data; the quadrant
+    # probes make them differ).
     cta, lane, dcol = d_placement(layout, m_total, n)
-    halves = 2 if layout == "B" else 1
-    half_n = n // halves
-    ga = ops.sf_group_columns("a", layout, n)
-    gb = ops.sf_group_columns("b", layout, n)
+    sv = TI.resolve_scale_vec(kind, form.scale_vec, k96=k96)
+    if TI.SCALE_VECS[sv][0] != nsf:
+        raise ValueError(f"scale_vec {sv} gives {TI.SCALE_VECS[sv][0]} scales, Table 54 count is {nsf}")
+    sa_q, sb_q = _read_scales(tmems, op, f, sv, layout, n, rows_a, hyp.sf_lane_rule)
+    sa_v = _values(sfmt, sa_q)
+    sb_v = _values(sfmt, sb_q)
     m_rows = np.arange(m_total)
-    sa_small = np.empty((m_total, halves, nsf), dtype=np.uint8)
-    for h in range(halves):
-        cta_h, lane_h = cta[:, h * half_n], lane[:, h * half_n]
-        for v in range(cg):
-            sel = cta_h == v
-            sa_small[sel, h] = ops.sf_read(tmems[v], int(op.sfa_tmem), int(f["sfa_id"]), nsf,
-                                           x_local=m_rows[sel] % rows_a, d_lane=lane_h[sel], group_cols=ga,
-                                           rule=hyp.sf_lane_rule)
     n_cols = np.arange(n)
-    n_local = n_cols % half_n
-    sb_small = np.empty((cg, 4, n, nsf), dtype=np.uint8)
-    for v in range(cg):
-        for q in range(4):
-            d_lane_q = np.full(n, 32 * q)
-            sb_small[v, q] = ops.sf_read(tmems[v], int(op.sfb_tmem), int(f["sfb_id"]), nsf, x_local=n_local,
-                                         d_lane=d_lane_q, group_cols=gb, rule=hyp.sf_lane_rule)
-    sa_v = _values(sfmt, sa_small)
-    sb_v = _values(sfmt, sb_small)
-    half_of_n = (n_cols // half_n)[None, :]
     quad = lane // 32
+    x_a = (m_rows % rows_a)[:, None]
+    if hyp.arithmetic != "float64":
+        _numeric_mma(tmems, op, a, b, sa_v, sb_v, cta, lane, dcol, x_a, afmt, bfmt, vs, hyp.arithmetic)
+        return
     # -- exact block dot products, scaled, summed -----------------------------------------------
     acc = np.zeros((m_total, n), dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         for j in range(nsf):
             blk = slice(j * vs, (j + 1) * vs)
-            p = a[:, blk] @ b[:, blk].T
-            sa_j = sa_v[:, :, j][m_rows[:, None], half_of_n]
-            sb_j = sb_v[:, :, :, j][cta, quad, n_cols[None, :]]
+            p = matmul64(a[:, blk], b[:, blk].T)
+            sa_j = sa_v[cta, quad, x_a, j]
+            sb_j = sb_v[cta, quad, n_cols[None, :], j]
             acc += p * sa_j * sb_j
         d_addr = int(op.d_tmem)
         lane0, col0 = (d_addr >> 16) & 0x7F, d_addr & 0x1FF
@@ -173,6 +174,78 @@ def execute_mma(form, tmems: list[np.ndarray], smems: list[np.ndarray], op: MmaO
     for v in range(cg):
         sel = cta == v
         tmems[v][lane0 + lane[sel], col0 + dcol[sel]] = out[sel]
+
+
+def _numeric_mma(tmems, op: MmaOperands, a: np.ndarray, b: np.ndarray, sa_v: np.ndarray, sb_v: np.ndarray,
+                 cta: np.ndarray, lane: np.ndarray, dcol: np.ndarray, x_a: np.ndarray, afmt: str, bfmt: str,
+                 vs: int, model: str) -> None:
+    """D += A.B under numeric model ``model``: one dot product per D cell (the cell's own scale
+    copies), with the old D as the model's C when enable-input-d, else C = 0."""
+    from reference import numeric_model as NM
+
+    m_total, n = cta.shape
+    quad = lane // 32
+    n_cols = np.arange(n)
+    nsf = sa_v.shape[-1]
+    sa = sa_v[cta, quad, np.broadcast_to(x_a, cta.shape)].reshape(m_total * n, nsf)
+    sb = sb_v[cta, quad, np.broadcast_to(n_cols[None, :], cta.shape)].reshape(m_total * n, nsf)
+    lane0, col0 = (int(op.d_tmem) >> 16) & 0x7F, int(op.d_tmem) & 0x1FF
+    c = np.zeros(m_total * n)
+    if op.enable_input_d:
+        old = np.empty((m_total, n), dtype=np.uint32)
+        for v in range(len(tmems)):
+            sel = cta == v
+            old[sel] = tmems[v][lane0 + lane[sel], col0 + dcol[sel]]
+        c = old.view(np.float32).astype(np.float64).reshape(-1)
+    if a.shape[1] != vs * nsf:
+        raise ValueError("numeric-model arithmetic needs dense A (K = scales x vector size)")
+    d = NM.dot(model, np.repeat(a, n, axis=0), np.tile(b, (m_total, 1)), c, "fp32", in_format=(afmt, bfmt),
+               scale_a=sa, scale_b=sb)
+    out = d.reshape(m_total, n).astype(np.float32).view(np.uint32)
+    for v in range(len(tmems)):
+        sel = cta == v
+        tmems[v][lane0 + lane[sel], col0 + dcol[sel]] = out[sel]
+
+
+def _read_scales(tmems: list[np.ndarray], op: MmaOperands, f: dict, sv: str, layout: str, n: int,
+                 rows_a: int, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """(SFA (cta, quadrant, row, j), SFB (cta, quadrant, column, j)) codes as the lanes of each
+    quadrant read them, via ``tmem_image.read_sf``.
+
+    ``rule`` (``ops.SF_LANE_RULES``): ``row_quadrant`` -- a D cell in lane L uses the copy in L's
+    quadrant; ``quadrant0`` -- every cell uses quadrant 0. Layout B SFB keeps each N half in
+    its own quadrant pair (lanes 64h + {0..63}); quadrant q serves only half q // 2, so half h
+    is decoded from the image seen from lane 64h (where ``read_sf`` finds it as a first half),
+    and under ``quadrant0`` both halves read lanes 0-31 (what a quadrant-0 reader would see).
+    SF address bits 23-31 are ignored (``high_bits='ignore'``: probe ``sf_addr_bits30_31``).
+    """
+    cg = len(tmems)
+    dp = "2x2" if layout == "B" else "4x1"
+    nsf = TI.SCALE_VECS[sv][0]
+    sa = np.empty((cg, 4, rows_a, nsf), dtype=np.uint8)
+    sb = np.zeros((cg, 4, n, nsf), dtype=np.uint8)
+    quads = range(4) if rule == "row_quadrant" else (0, 0, 0, 0)
+    if rule not in ops.SF_LANE_RULES:
+        raise ValueError(f"unknown SF lane rule {rule!r}")
+    for v in range(cg):
+        for q, src in zip(range(4), quads, strict=True):
+            sa[v, q] = TI.read_sf(tmems[v], int(op.sfa_tmem), int(f["sfa_id"]), sv, rows_a, "A",
+                                  datapath=dp, n=n, quadrant=src, high_bits="ignore")
+            if dp == "4x1":
+                sb[v, q] = TI.read_sf(tmems[v], int(op.sfb_tmem), int(f["sfb_id"]), sv, n, "B",
+                                      datapath=dp, n=n, quadrant=src, high_bits="ignore")
+                continue
+            half = n // 2
+            h = q // 2
+            view = np.ascontiguousarray(np.roll(tmems[v], -64 * h, axis=0)) if rule == "row_quadrant" \
+                else tmems[v]
+            part = TI.read_sf(view, int(op.sfb_tmem), int(f["sfb_id"]), sv, half, "B", datapath=dp, n=n,
+                              quadrant=src % 2, high_bits="ignore")
+            if rule == "row_quadrant":
+                sb[v, q, h * half:(h + 1) * half] = part
+            else:
+                sb[v, q, :half] = sb[v, q, half:] = part
+    return sa, sb
 
 
 def _expand_sparse(a_packed: np.ndarray, tmems, op: MmaOperands, rows_a: int, k: int, kind: str,

@@ -17,6 +17,21 @@ import numpy as np
 
 DEFAULT_TIMEOUT_NS = 2_000_000_000
 
+CP_CODES: dict[int, tuple[str, str | None, str | None]] = {
+    0: ("32x128b", "warpx4", None),          # CUTLASS's scale-factor copy
+    1: ("64x128b", "warpx2::01_23", None),   # the CuTe DSL's Layout-B SFB copy
+    2: ("64x128b", "warpx2::02_13", None),
+    3: ("128x128b", None, None),
+    4: ("128x256b", None, None),
+    5: ("128x128b", None, "b4x16_p64"),      # decompressing copies (9.7.16.9.1)
+    6: ("128x128b", None, "b6x16_p32"),
+    7: ("32x128b", "warpx4", "b4x16_p64"),
+    8: ("32x128b", "warpx4", "b6x16_p32"),
+}
+"""Run-time ``tcgen05.cp`` codes of ``CtaProgram.cps``: (shape, multicast, source format of a
+``.b8x16.<src>`` decompression or None). The kernel emits one predicated cp per code; the model
+executes the same code with ``reference.tcgen05.cp_decompress.cp_to_tmem``."""
+
 
 @dataclass
 class CtaProgram:

@@ -3,8 +3,14 @@
 Why here and not in the model: the encoding is the *host's* job (what a kernel author puts in
 shared and tensor memory); the model only decodes. Encoders used: ``reference.tcgen05.idesc``
 (Tables 43/44), ``reference.tcgen05.smem_desc`` / ``smem_image`` (descriptor + operand images),
-and the scale-factor TMEM layout written below after cutlass-facts §1.1/§1.4 (the SF figures are
-missing from the spec text).
+``reference.tcgen05.tmem_image.write_sf`` / ``write_a`` (scale factors and A in tensor memory,
+cutlass-facts §1.1/§1.4/§3.4: the figures are missing) and ``cp_decompress.compress_*`` (the
+raw-cp probe). The model reads the same places back with the matching reference DECODERS
+(``read_sf``, ``read_a``, ``decode_operand``, ``cp_to_tmem``).
+
+Data recipes: ``exact`` (``reference.gemm.exact_recipe``: every partial sum representable, so any
+accumulation order gives one answer: pass/fail), ``random:<model>`` (uniform random codes, compared
+with a numeric model: observe), ``probe:<name>`` (an open reading: observe).
 
 TMEM column plan (relative to the allocation, 512 columns): D at 0; SFA at ``SFA_COL``; SFB at
 ``SFB_COL``; A (when in TMEM) at ``A_COL``; sparse metadata at ``META_COL``.
@@ -19,6 +25,7 @@ import numpy as np
 
 from reference import formats as F
 from reference import gemm as G
+from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import encode_idesc
 from reference.tcgen05.smem_desc import encode_smem_desc
 from reference.tcgen05.smem_image import encode_operand
@@ -67,38 +74,6 @@ def nsf_per_mma(kind: str, scale_vec: str | None, k96: bool) -> int:
     return machine.scale_count(kind, scale_vec, k96)[0]
 
 
-def _put_bytes(tmem: np.ndarray, lane: np.ndarray, col: np.ndarray, byte: np.ndarray,
-               val: np.ndarray) -> None:
-    """Write bytes into a (128, 512) uint32 image (vectorised; later writes win)."""
-    lane, col, byte, val = np.broadcast_arrays(lane, col, byte, val)
-    for b in range(4):  # one byte position per pass: a cell may get several bytes in one call
-        sel = byte == b
-        if not sel.any():
-            continue
-        ln, cl = lane[sel], col[sel]
-        cur = tmem[ln, cl]
-        tmem[ln, cl] = (cur & np.uint32(~(0xFF << (8 * b)) & 0xFFFFFFFF)) | (
-            val[sel].astype(np.uint32) << np.uint32(8 * b))
-
-
-def sf_tmem_positions(operand: str, layout: str, n: int, x: np.ndarray, slot: np.ndarray,
-                      base_col: int, half: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lanes (..., R), column, byte) where the host puts SF(x, slot) (cutlass-facts §1.1, §1.4).
-
-    ``x`` is the CTA-local MN index (layout B SFB: index inside its N half, ``half`` = 0/1).
-    4x1 datapath: replicated into all four quadrants. Layout B SFB: half h into lanes 64h + x%32
-    and 64h + 32 + x%32 only (the DSL's 64x128b.warpx2::01_23 copy).
-    """
-    gc = ops.sf_group_columns(operand, layout, n)
-    col = base_col + x // 32 + gc * (slot // 4)
-    byte = slot % 4
-    if operand == "b" and layout == "B":
-        lanes = (64 * half)[..., None] + (x % 32)[..., None] + np.array([0, 32])
-    else:
-        lanes = (x % 32)[..., None] + np.array([0, 32, 64, 96])
-    return lanes, col, byte
-
-
 def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one linear recipe
     """Build the inputs of ``case`` (a ``mmacts.cases.model.Case`` of this suite)."""
     fm, rt = case.form, case.runtime
@@ -111,14 +86,20 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     layout = machine.layout_of(m, cg)
     kmma = mma_k(kind, sparse, k96)
     nsf = nsf_per_mma(kind, fm.get("scale_vec"), k96)
-    ktot, sftot = kmma * nmma, nsf * nmma
+    ktot = kmma * nmma
     vs_logical = kmma // nsf
     seed = case.seed if rng_seed is None else rng_seed
     rng = np.random.default_rng(seed + 7919)
-    # ---- logical data (exact by construction) -------------------------------------------------
+    # ---- logical data (exact by construction, or random for the numeric-model cases) ---------
     vs_recipe = vs_logical if not sparse else vs_logical // 2
-    data = G.exact_recipe(kind, m, n, ktot, a_fmt=a_fmt, b_fmt=b_fmt, scale_fmt=s_fmt,
-                          vs=vs_recipe, seed=seed, zero_c=not rt.get("enable_d", False))
+    if is_random(case):
+        if sparse:
+            raise ValueError("random-data cases are dense")
+        data = random_data(m, n, ktot, nsf * nmma, a_fmt, b_fmt, s_fmt, seed,
+                           with_c=bool(rt.get("enable_d", False)))
+    else:
+        data = G.exact_recipe(kind, m, n, ktot, a_fmt=a_fmt, b_fmt=b_fmt, scale_fmt=s_fmt,
+                              vs=vs_recipe, seed=seed, zero_c=not rt.get("enable_d", False))
     a, b = np.asarray(data.a, dtype=np.uint8), np.asarray(data.b, dtype=np.uint8)
     sfa, sfb = np.asarray(data.scale_a, dtype=np.uint8), np.asarray(data.scale_b, dtype=np.uint8)
     if sparse:
@@ -146,13 +127,17 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
         pieces = []
         base = 0
         if not a_tmem:
+            # a_base_shift / b_base_shift: start the operand inside its swizzle repeat, so the
+            # descriptor carries a non-zero base offset (Table 40 bits 49-51, 9.7.16.4.1)
+            a0 = int(rt.get("a_base_shift", 0))
             sm_a, img_a = encode_operand(_pad_contig(a_rows, a_major, a_elem, sw_a), major=a_major,
-                                         swizzle=sw_a, elem=a_elem, base_address=0)
+                                         swizzle=sw_a, elem=a_elem, base_address=a0)
             pieces.append((0, sm_a))
-            base = _round(img_a.nbytes, 1024)
+            base = _round(a0 + img_a.nbytes, 1024)
             step = kmma // 2 if sparse else kmma
             a_descs.append([img_a.desc_for(k_offset=0 if rt.get("a_reuse") else i * step)
                             for i in range(nmma)])
+        base += int(rt.get("b_base_shift", 0))
         sm_b, img_b = encode_operand(_pad_contig(b_rows, b_major, b_elem, sw_b), major=b_major,
                                      swizzle=sw_b, elem=b_elem, base_address=base)
         pieces.append((base, sm_b[base:]))
@@ -164,24 +149,13 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
         progs_smem.append(smem)
     # ---- TMEM images: SF, A, initial D, metadata --------------------------------------------
     sf_id_a, sf_id_b = int(rt.get("sfa_id", 0)), int(rt.get("sfb_id", 0))
-    tm = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(cg)]
-    f_idx = np.arange(sftot)
+    tm = [TI.new_tmem() for _ in range(cg)]
+    dp = sf_datapath(layout)
     q_only = rt.get("sf_quadrant_only")  # probe: SF only in one quadrant, decoys elsewhere
     for v in range(cg):
-        x = np.arange(rows_a)
-        xa, fa = np.meshgrid(x, f_idx, indexing="ij")
-        lanes, col, byte = sf_tmem_positions("a", layout, n, xa, sf_id_a + fa, SFA_COL)
-        vals = sfa[v * rows_a:(v + 1) * rows_a]
-        _write_sf(tm[v], lanes, col, byte, vals, q_only, rt)
-        nn = np.arange(n)
-        xb_full, fb = np.meshgrid(nn, f_idx, indexing="ij")
-        if layout == "B":
-            half = xb_full // (n // 2)
-            xb = xb_full % (n // 2)
-        else:
-            half, xb = None, xb_full
-        lanes, col, byte = sf_tmem_positions("b", layout, n, xb, sf_id_b + fb, SFB_COL, half)
-        _write_sf(tm[v], lanes, col, byte, sfb.T, q_only, rt)
+        # SF index g counts from byte 0 of the base column: the MMA with SF ID i reads g = i + j
+        _write_sf(tm[v], _slots(sfa[v * rows_a:(v + 1) * rows_a], sf_id_a), SFA_COL, "A", dp, n, q_only, rt)
+        _write_sf(tm[v], _slots(sfb.T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
     sf_image = [t.copy() for t in tm]
     preload = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(cg)]
     stage = rt.get("sf_stage", "st")
@@ -196,7 +170,7 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
         cps = []
     if a_tmem:
         for v in range(cg):
-            _write_a_tmem(preload[v], a_store[v * rows_a:(v + 1) * rows_a], kind, a_fmt)
+            _write_a_tmem(preload[v], a_store[v * rows_a:(v + 1) * rows_a], kind, a_fmt, layout)
     if sparse:
         for v in range(cg):
             _write_meta(preload[v], meta[v * rows_a:(v + 1) * rows_a])
@@ -212,8 +186,8 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     for i in range(nmma):
         ta, tb = sf_id_a + i * nsf, sf_id_b + i * nsf
         ida, idb = ta % 4, tb % 4
-        ga = ops.sf_group_columns("a", layout, n) * (ta // 4)
-        gb = ops.sf_group_columns("b", layout, n) * (tb // 4)
+        ga = TI.sf_group_columns("A", datapath=dp, n=n) * (ta // 4)
+        gb = TI.sf_group_columns("B", datapath=dp, n=n) * (tb // 4)
         idesc = encode_idesc(kind, _idesc_fields(kind, rt, m, n, ida, idb, sparse, k96), strict=False)
         sfa_addr = SFA_COL + ga + ((ida << 30) if dirty else 0)
         sfb_addr = SFB_COL + gb + ((idb << 30) if dirty else 0)
@@ -233,8 +207,94 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     for v in range(1, cg):
         if (not a_tmem and a_descs[v] != a_descs[0]) or b_descs[v] != b_descs[0]:
             raise AssertionError("internal: CTA images differ in layout; descriptors would not match")
-    return CaseInputs(programs, layout, m, n, a, b, sfa, sfb, c, a_fmt, b_fmt, s_fmt,
-                      extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma})
+    out = CaseInputs(programs, layout, m, n, a, b, sfa, sfb, c, a_fmt, b_fmt, s_fmt,
+                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma})
+    if rt.get("cp_probe"):
+        _cp_probe(out, rt, rng)
+    return out
+
+
+def is_random(case) -> bool:
+    """Random-data cases (recipe ``random:<numeric model>``): compared with a numeric model."""
+    return case.recipe.startswith("random")
+
+
+def random_data(m: int, n: int, k: int, nsf: int, a_fmt: str, b_fmt: str, s_fmt: str, seed: int, *,
+                with_c: bool) -> G.GemmData:
+    """Uniform random finite codes (zeros, subnormals and the largest values included), scales
+    near 1 (UE8M0 2^-6..2^6; every finite non-zero UE4M3 up to 8) so no product overflows, and
+    fp32 C of the products' size: data whose D depends on the accumulation order and
+    rounding, for the numeric-model comparison. ``d`` is left empty (no exact answer)."""
+    rng = np.random.default_rng(seed + 104729)
+    a = rng.choice(F.finite_codes(a_fmt), size=(m, k)).astype(np.uint8)
+    b = rng.choice(F.finite_codes(b_fmt), size=(k, n)).astype(np.uint8)
+    sc = F.finite_codes(s_fmt)
+    sv = F.decode(s_fmt, sc)
+    pool = sc[(sv > 0) & (sv >= 2.0**-6) & (sv <= (8.0 if s_fmt == "ue4m3" else 2.0**6))]
+    sa = rng.choice(pool, size=(m, nsf)).astype(np.uint8)
+    sb = rng.choice(pool, size=(nsf, n)).astype(np.uint8)
+    c = np.zeros((m, n))
+    if with_c:
+        c = (rng.standard_normal((m, n)) * np.exp2(rng.integers(-4, 8, (m, n)))).astype(np.float32)
+        c = c.astype(np.float64)
+    return G.GemmData(a, b, sa, sb, c, np.full((m, n), np.nan), a_fmt, b_fmt, s_fmt, k // nsf)
+
+
+CP_PROBE_CODES = {("b4x16_p64", "128x128b"): 5, ("b6x16_p32", "128x128b"): 6,
+                  ("b4x16_p64", "32x128b"): 7, ("b6x16_p32", "32x128b"): 8}
+"""(source format, shape) -> run-time cp code (``program.CP_CODES``)."""
+CP_PROBE_PAD = 0xA5
+"""Written into the padding bytes of every source chunk: a copy that leaks padding shows it."""
+
+
+def _cp_probe(inp: CaseInputs, rt: dict[str, Any], rng) -> None:
+    """Raw-TMEM probe of tcgen05.cp decompression: replace the programs by one cp + ld.
+
+    Source: 4- or 6-bit codes (never all zero in a cell) packed 16 per 16-byte chunk by the
+    reference encoder ``cp_decompress.compress_*`` (pad bytes ``0xA5``), rows
+    at 16-byte stride (K-major, no swizzle, LBO 16, SBO 128). No MMA: the commit tracks the cp.
+    The read-back window is the cp's four destination columns; ``extra['raw_codes']`` keeps the
+    logical (lane, 16) codes for ``expected_raw_cells``.
+    """
+    from reference.tcgen05 import cp_decompress as CD
+
+    src_fmt, shape = rt["cp_probe"], rt.get("cp_shape", "128x128b")
+    code = CP_PROBE_CODES[(src_fmt, shape)]
+    bits = 4 if src_fmt == "b4x16_p64" else 6
+    rows = 128 if shape == "128x128b" else 32
+    codes = rng.integers(1, 1 << bits, size=(rows, 16)).astype(np.uint8)
+    if bits == 4:  # the encoder takes containers; any shift gives the same packed chunk
+        src = CD.compress_b4x16_p64(codes << 2, shift=2, pad_value=CP_PROBE_PAD)
+    else:
+        src = CD.compress_b6x16_p32(codes << 1, shift=1, pad_value=CP_PROBE_PAD)
+    src = src.reshape(-1)
+    smem = np.zeros(_round(src.size, 1024), dtype=np.uint8)
+    smem[:src.size] = src
+    desc = encode_smem_desc(0, 16, 128, swizzle="none")
+    lanes = np.arange(128)
+    inp.extra.update(raw_codes=codes[lanes % rows], raw_bits=bits, raw_cols=4)
+    inp.programs = [CtaProgram(smem=smem, tmem_ncols=TMEM_COLS, preload=np.zeros((128, A_COL + 8), np.uint32),
+                               ld_col0=A_COL, ld_ncols=8, cps=[(code, A_COL, desc)], mmas=())]
+
+
+def expected_raw_cells(inp: CaseInputs, fp4_shift: int = 2, fp6_shift: int = 1) -> np.ndarray:
+    """(128, 4) fp32 view of the cells a decompressing cp should leave: destination byte e of a
+    lane = code e << shift (FP4 [5:2], FP6 [6:1]: cutlass-facts §3.4), 4 bytes per cell, lowest
+    byte first -- written here from that rule, not through the reference decoder."""
+    codes = inp.extra["raw_codes"].astype(np.uint32)
+    shift = fp4_shift if inp.extra["raw_bits"] == 4 else fp6_shift
+    cont = (codes << np.uint32(shift)) & np.uint32(0xFF)
+    cells = cont.reshape(128, 4, 4) << (np.uint32(8) * np.arange(4, dtype=np.uint32))
+    return np.bitwise_or.reduce(cells, axis=2).astype(np.uint32).view(np.float32)
+
+
+def decode_output(inp: CaseInputs, dumps: list[np.ndarray]) -> np.ndarray:
+    """What a case returns from its raw read-back windows: D (M x N, fp32) for MMA cases, the
+    raw cells (fp32 view) for the raw-TMEM probes."""
+    if "raw_cols" in inp.extra:
+        return np.ascontiguousarray(np.asarray(dumps[0], dtype=np.uint32)[:, :inp.extra["raw_cols"]]).view(
+            np.float32)
+    return machine.decode_d(dumps, inp.layout, inp.m, inp.n)
 
 
 def _idesc_fields(kind, rt, m, n, ida, idb, sparse, k96) -> dict[str, Any]:
@@ -250,31 +310,47 @@ def _idesc_fields(kind, rt, m, n, ida, idb, sparse, k96) -> dict[str, Any]:
     return f
 
 
-def _write_sf(tm, lanes, col, byte, vals, q_only, rt) -> None:
-    vals_b = np.broadcast_to(vals[..., None], lanes.shape)
-    colb = np.broadcast_to(col[..., None], lanes.shape)
-    byteb = np.broadcast_to(byte[..., None], lanes.shape)
-    if q_only is not None:
-        decoy = np.uint8(rt.get("sf_decoy", 0x7F))  # 1.0 in UE8M0: a plausible, different scale
-        keep = (lanes // 32) == int(q_only)
-        vals_b = np.where(keep, vals_b, decoy)
-    _put_bytes(tm, lanes, colb, byteb, vals_b)
+def sf_datapath(layout: str) -> str:
+    """``reference.tcgen05.tmem_image`` datapath name of a block-scaled layout: Layout B
+    (M=128, cta_group::2) is the 2x2 datapath, Layouts A and D the 4x1 one (9.7.16.10.5)."""
+    return "2x2" if layout == "B" else "4x1"
+
+
+def _slots(sf: np.ndarray, sf_id: int) -> np.ndarray:
+    """(X, sf_id + F) SF block: index g = sf_id + f holds scale f; slots below the ID stay 0
+    (UE8M0 2^-127 / UE4M3 0: a wrong SF ID reads them and the result is visibly wrong)."""
+    return np.concatenate([np.zeros((sf.shape[0], sf_id), dtype=np.uint8), sf.astype(np.uint8)], axis=1)
+
+
+def _write_sf(tm: np.ndarray, block: np.ndarray, col: int, which: str, dp: str, n: int,
+              q_only: int | None, rt: dict[str, Any]) -> None:
+    """SF bytes with the REFERENCE encoder (``tmem_image.write_sf``; the model reads them back
+    with ``read_sf``). The quadrant probe keeps the true copy only in lanes 32q..32q+31 and puts
+    a plausible decoy scale into every other copy (positions found with the same encoder)."""
+    TI.write_sf(tm, block, addr=TI.taddr(0, col), which=which, datapath=dp, n=n)
+    if q_only is None:
+        return
+    where = TI.write_sf(TI.new_tmem(), np.full(block.shape, 0xFF, np.uint8), addr=TI.taddr(0, col),
+                        which=which, datapath=dp, n=n)
+    decoy = np.uint32(int(rt.get("sf_decoy", 0x7F)) * 0x01010101)  # 0x7F: 1.0 in UE8M0
+    other = (np.arange(128) // 32 != int(q_only))[:, None]
+    mask = np.where(other, where, np.uint32(0))
+    tm[:] = (tm & ~mask) | (decoy & mask)
 
 
 def _a_tmem_cols(kind: str, kmma: int) -> int:
     return kmma // 8 if kind in ("mxf4", "mxf4nvf4") else kmma // 4
 
 
-def _write_a_tmem(pre: np.ndarray, a_rows: np.ndarray, kind: str, fmt: str) -> None:
-    """A into TMEM per 9.7.16.10.4.3/.5 (the readings of ``operands.gather_a_tmem``)."""
-    rows, k = a_rows.shape
-    if kind in ("mxf4", "mxf4nvf4"):
-        nib = a_rows.reshape(rows, k // 8, 8).astype(np.uint32) << (4 * np.arange(8, dtype=np.uint32))
-        pre[:rows, A_COL:A_COL + k // 8] = np.bitwise_or.reduce(nib, axis=2)
-        return
-    r, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
-    shift = {"e2m1": ops.A_TMEM_FP4_SHIFT, "e2m3": ops.A_TMEM_FP6_SHIFT, "e3m2": ops.A_TMEM_FP6_SHIFT}.get(fmt, 0)
-    _put_bytes(pre, r, A_COL + kk // 4, kk % 4, (a_rows.astype(np.uint32) << shift) & 0xFF)
+def _write_a_tmem(pre: np.ndarray, a_rows: np.ndarray, kind: str, fmt: str, layout: str) -> None:
+    """A into TMEM with the REFERENCE encoder ``tmem_image.write_a`` (9.7.16.10.4.3/.5); the model
+    reads it back with ``read_a``. 4/6-bit codes sit in 8-bit holders at the hypothesis
+    positions ``operands.A_TMEM_FP4_SHIFT``/``A_TMEM_FP6_SHIFT`` (probe ``a_tmem_holder``)."""
+    img = TI.new_tmem()
+    TI.write_a(img, a_rows, addr=TI.taddr(0, A_COL), elem=ops.a_tmem_elem(kind, fmt), datapath=sf_datapath(layout),
+               fp4_shift=ops.A_TMEM_FP4_SHIFT, fp6_shift=ops.A_TMEM_FP6_SHIFT)
+    cols = slice(A_COL, A_COL + _a_tmem_cols(kind, a_rows.shape[1]))
+    pre[:, cols] = img[:, cols]
 
 
 def _write_meta(pre: np.ndarray, meta: np.ndarray) -> None:
@@ -375,6 +451,27 @@ def expected_d(inp: CaseInputs, kind: str, *, negate_a: bool = False, negate_b: 
     b = -F.decode(inp.b_fmt, inp.b) if negate_b else inp.b
     return G.block_scaled_gemm(a, b, sa, sb, c, kind=kind, a_fmt=inp.a_fmt, b_fmt=inp.b_fmt,
                                scale_fmt=inp.s_fmt).astype(np.float32)
+
+
+def expected_model(inp: CaseInputs, kind: str, model: str, *, negate_a: bool = False,
+                   negate_b: bool = False) -> np.ndarray:
+    """D of the LOGICAL matrices under numeric model ``model`` (``reference.numeric_model.dot``):
+    one (M*N)-vector batch, C aligned as the model says, scales per K block."""
+    from reference import numeric_model as NM
+
+    av, bv = F.decode(inp.a_fmt, inp.a), F.decode(inp.b_fmt, inp.b)
+    if negate_a:
+        av = -av
+    if negate_b:
+        bv = -bv
+    sa, sb = F.decode(inp.s_fmt, inp.sfa), F.decode(inp.s_fmt, inp.sfb)
+    m, n = inp.m, inp.n
+    a_v = np.repeat(av, n, axis=0)
+    b_v = np.tile(bv.T, (m, 1))
+    c = np.zeros(m * n) if inp.c is None else inp.c.astype(np.float64).reshape(-1)
+    d = NM.dot(model, a_v, b_v, c, "fp32", in_format=(inp.a_fmt, inp.b_fmt),
+               scale_a=np.repeat(sa, n, axis=0), scale_b=np.tile(sb.T, (m, 1)))
+    return d.reshape(m, n).astype(np.float32)
 
 
 def values_check(fmt: str, codes: np.ndarray) -> np.ndarray:

@@ -48,7 +48,23 @@ PROBES: dict[str, str] = {
                    "'lane_row_nibble'",
     "layoutB_sfb": "Layout B (M=128, cta_group::2) SFB split at N/2 for N other than 128/256 "
                    "(cutlass-facts §1.4 inference)",
+    "cp_decompress": "tcgen05.cp .b8x16.b4x16_p64 / .b6x16_p32 then tcgen05.ld of the raw cells: where the "
+                     "4/6-bit element lands in its 8-bit container (model: FP4 [5:2], FP6 [6:1]; Figures "
+                     "195-198 missing, cutlass-facts §3.4) and that the padding bytes are dropped",
+    "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
+                        "(9.7.16.4.1): the model subtracts it from the swizzle row phase (ambiguity SDESC-2)",
 }
+
+NUMERIC_MODEL = "b200_tcgen05_hypothesis"
+"""The numeric model random-data cases are compared with (``reference.numeric_model``)."""
+MODEL_NOTE = ("published B200 tcgen05 hypothesis: 32-product blocks, 2 extra alignment bits, "
+              "truncation, C aligned with the first block; unconfirmed for tcgen05 and for block scales")
+
+
+def numeric_model_of(case: Case) -> str:
+    """``random:<model>`` -> model name (``random`` alone: :data:`NUMERIC_MODEL`)."""
+    _, _, name = case.recipe.partition(":")
+    return name or NUMERIC_MODEL
 
 
 def _t54(kind: str, sv: str | None, k96: bool) -> str:
@@ -65,8 +81,10 @@ def _t55(kind: str, stype: str) -> str:
 
 def _idesc_rows(kind: str, rt: dict[str, Any], sparse: bool) -> tuple[str, ...]:
     t = "T43" if kind == "mxf8f6f4" else "T44"
+    # every case encodes the reserved fields as 0 (T43.1/3/5/14/17, T44.1/3/5/8/12/15 minus the
+    # transpose rows) and, for mxf4/mxf4nvf4, transpose A/B = 0 as Table 44 requires (T44.11/12)
     if t == "T43":
-        rows = [2, 4, 6, 7, 12, 13, 15, 16]
+        rows = [1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 17]
         if rt.get("negate_a"):
             rows.append(8)
         if rt.get("negate_b"):
@@ -76,7 +94,7 @@ def _idesc_rows(kind: str, rt: dict[str, Any], sparse: bool) -> tuple[str, ...]:
         if rt.get("transpose_b"):
             rows.append(11)
     else:
-        rows = [2, 4, 6, 7, 13, 14, 16, 17, 18]
+        rows = [1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 18]
         if rt.get("negate_a"):
             rows.append(9)
         if rt.get("negate_b"):
@@ -105,7 +123,8 @@ def _shapes() -> tuple:
 def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 128, n: int = 64,
               atype: str = "e2m1", btype: str = "e2m1", stype: str = "ue8m0", sparse: bool = False,
               a_tmem: bool = False, collectors: tuple[str | None, ...] = (None,), k96: bool = False,
-              recipe: str = "exact", seed: int = 0, xfail: str = "", **rt: Any) -> Case:
+              recipe: str = "exact", seed: int = 0, xfail: str = "", extra_rows: tuple[str, ...] = (),
+              **rt: Any) -> Case:
     """One case; ``rt`` adds run-time fields (sfa_id, sfb_id, sf_stage, swizzle_a/b, transpose/negate...)."""
     if kind == "mxf8f6f4":
         pass
@@ -134,6 +153,11 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
     for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty"):
         if rt.get(key):
             parts.append(key)
+    for key in ("a_base_shift", "b_base_shift"):
+        if rt.get(key):
+            parts.append(f"{key[0]}base{rt[key]}")
+    if rt.get("cp_probe"):
+        parts.append(f"cp-{rt.get('cp_shape', '128x128b')}-{rt['cp_probe']}")
     if "sf_quadrant_only" in rt:
         parts.append(f"q{rt['sf_quadrant_only']}")
     if recipe != "exact":
@@ -141,7 +165,9 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
     if seed:
         parts.append(f"s{seed}")
     rows = (_shape_ref(kind, cg, sparse, m, k96), _t54(kind, sv, k96), _t55(kind, stype),
-            *_idesc_rows(kind, runtime, sparse))
+            *_idesc_rows(kind, runtime, sparse), *extra_rows)
+    if rt.get("cp_probe"):  # no MMA is issued: the case covers the tcgen05.cp rows only
+        rows = tuple(extra_rows)
     return Case(case_id=".".join(parts), suite=SUITE, instruction=kf.instruction(collectors[0]), arch=arch,
                 spec_rows=rows, level=level, form=form, runtime=runtime, recipe=recipe, seed=seed, xfail=xfail)
 
@@ -270,6 +296,31 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         swizzle_a="128B", swizzle_b="128B", recipe="probe:mn_major_sub8")
     for n in (96, 160):
         yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=n, stype="ue4m3", recipe="probe:layoutB_sfb")
+    # tcgen05.cp decompression, raw cells read back (no MMA issued; the form's module is reused)
+    for src in ("b4x16_p64", "b6x16_p32"):
+        for shape in ("128x128b", "32x128b"):
+            yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", cp_probe=src, cp_shape=shape,
+                            recipe="probe:cp_decompress", extra_rows=("S9.7.16.9.1", "S9.7.16.9.2"))
+    # descriptor base offset != 0: A and/or B start inside their swizzle repeat
+    for sw, sa, sb in (("128B", 384, 0), ("128B", 0, 640), ("64B", 256, 128), ("32B", 128, 128),
+                       ("128B_base32B", 256, 0)):
+        mn = sw == "128B_base32B"  # 32-byte atoms exist only for MN-major operands (Table 53)
+        yield make_case(S, "mxf8f6f4", None, n=64, atype="e4m3", btype="e5m2", swizzle_a=sw, swizzle_b=sw,
+                        a_base_shift=sa, b_base_shift=sb, recipe="probe:smem_base_offset",
+                        transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
+    yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
+                    a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # random data vs the numeric model (observe: the model is a published hypothesis)
+    rnd = "random:" + NUMERIC_MODEL
+    for a, b in (("e4m3", "e4m3"), ("e5m2", "e2m1"), ("e3m2", "e2m3")):
+        yield make_case(S, "mxf8f6f4", None, n=64, atype=a, btype=b, recipe=rnd, seed=11)
+    yield make_case(S, "mxf8f6f4", "block32", n=128, atype="e4m3", btype="e5m2", enable_d=True, recipe=rnd, seed=12)
+    yield make_case(S, "mxf8f6f4", None, n=32, atype="e4m3", btype="e2m3", collectors=(None,) * 4,
+                    recipe=rnd, seed=13)
+    yield make_case(S, "mxf4", "2X", n=64, recipe=rnd, seed=14)
+    yield make_case(S, "mxf4nvf4", "4X", n=64, stype="ue4m3", enable_d=True, negate_a=1, recipe=rnd, seed=15)
+    yield make_case(S, "mxf4nvf4", "block32", cg=2, m=128, n=128, recipe=rnd, seed=16)
+    yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=64, k96=True, stype="ue4m3", recipe=rnd, seed=17)
 
 
 def is_probe(case: Case) -> bool:
