@@ -45,10 +45,14 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
         raise ReportInputError(f"{meta_path}: not valid JSON ({exc.msg})") from exc
     if meta.get("schema") != SCHEMA:
         raise ReportInputError(f"{meta_path}: schema {meta.get('schema')!r}, this mmacts reads {SCHEMA!r}")
-    if not (run_dir / "results.jsonl").is_file():
-        raise ReportInputError(f"{run_dir}: no results.jsonl")
-    df = to_frame(latest_by_case(read_jsonl(run_dir / "results.jsonl")))
-    return meta, df
+    if (run_dir / "results.jsonl").is_file():
+        return meta, to_frame(latest_by_case(read_jsonl(run_dir / "results.jsonl")))
+    if (run_dir / "results.parquet").is_file():  # a published report may ship without the jsonl
+        try:
+            return meta, to_frame(pd.read_parquet(run_dir / "results.parquet").to_dict("records"))
+        except Exception as exc:
+            raise ReportInputError(f"{run_dir}/results.parquet unreadable ({type(exc).__name__})") from exc
+    raise ReportInputError(f"{run_dir}: no results.jsonl or results.parquet")
 
 
 def merge(out: Path, runs: list[Path]) -> pd.DataFrame:

@@ -107,13 +107,14 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     if not timing.empty:
         timing.columns = [" ".join(c) for c in timing.columns]
         timing = timing.reset_index()
+    by_table = _counts(spec_tables(df).drop_duplicates(["case_id", "table"]), "table")
     sections = [
         f"<h1>mmacts run</h1><p>{tot} cases: {summary}</p>",
         banner(df),
         "<h2>Run</h2>", _table(meta),
         "<h2>By suite</h2>", _table(_counts(df, "suite")),
         "<h2>By spec table</h2><p>cases citing at least one row of the table</p>",
-        _table(_counts(spec_tables(df).drop_duplicates(["case_id", "table"]), "table")),
+        _table(by_table) if len(by_table) else "<p>no case of this run cites a spec-table row</p>",
         "<h2>By backend</h2>", _table(_counts(df, "backend")),
         f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
         _table(bad_view, "wide") if len(bad) else "<p>none</p>",

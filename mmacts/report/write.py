@@ -53,12 +53,9 @@ def junit_xml(df: pd.DataFrame) -> str:
 
 
 def _extra_sections(df: pd.DataFrame) -> list[str]:
-    """Sections other layers contribute (the ambiguity register), if they are installed."""
-    try:
-        from mmacts.ambiguity import load as load_register  # type: ignore[attr-defined]
-        from mmacts.ambiguity import render_html  # type: ignore[attr-defined]
-    except Exception:
-        return []
+    """Sections other layers contribute: the ambiguity register with this run's answers."""
+    from mmacts.ambiguity import load_register, render_html
+
     try:
         return [render_html(load_register(), df)]
     except Exception as exc:  # the report must still be written

@@ -81,3 +81,4 @@ def test_reports_written_from_records(tmp_path: Path) -> None:
     assert list(df.columns) == list(COLUMNS)
     html = (tmp_path / "run" / "index.html").read_text()
     assert "not</b> a hardware pass" in html and "fake.bad" in html
+    assert "id='ambiguities'" in html, "the ambiguity register section is part of every report"
