@@ -25,7 +25,8 @@ class Expectation:
     ``mode`` is ``exact`` (exact-by-construction data: bit-for-bit),
     ``model:<name>`` (random data compared with a named numeric model, bit-for-bit),
     ``bound`` (|got - want| <= ``tolerance`` elementwise) or ``observe``
-    (the spec leaves it open: record, never pass/fail).
+    (the spec leaves it open: record, never pass/fail); ``observe:model:<name>`` records
+    against a named hypothesis model, so the report says which one.
     """
 
     want: np.ndarray

@@ -48,3 +48,11 @@ def test_shape_mismatch_fails() -> None:
 def test_ulp_distance_across_zero() -> None:
     tiny = np.array([np.float32(1e-45)])
     assert ulp_distance(-tiny, tiny)[0] == 2.0
+
+
+def test_observe_modes_never_fail() -> None:
+    want = np.zeros(2, np.float32)
+    got = np.ones(2, np.float32)
+    for mode in ("observe", "observe:model:b200_tcgen05_hypothesis"):
+        r = compare(got, Expectation(want, mode=mode))
+        assert r.status == "observed" and r.mismatches == 2
