@@ -169,7 +169,7 @@ def _add_round(x: np.ndarray, y: np.ndarray, out_fmt: F.Format, mode: str) -> np
         err = (x - (s - bb)) + (y - bb)
     inexact = (err != 0) & np.isfinite(s)
     if inexact.any():
-        m, _ = np.frexp(s)
+        m, _ = np.frexp(np.where(np.isfinite(s), s, 0.0))  # non-finite sums are never adjusted
         odd = (np.abs(m) * 2.0**53).astype(np.int64) & 1
         toward = np.where(err > 0, np.inf, -np.inf)
         s = np.where(inexact & (odd == 0), np.nextafter(s, toward), s)
