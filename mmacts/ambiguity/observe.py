@@ -77,6 +77,12 @@ def record_observations(
     if missing:
         raise RegisterError(f"results table lacks column(s) {', '.join(missing)}")
     meta = dict(run_meta or {})
+    gpu = meta.get("gpu") if isinstance(meta.get("gpu"), Mapping) else {}
+    if gpu and "driver" not in meta:  # an mmacts run.json: kernel driver (CUDA API version)
+        kd, api = gpu.get("kernel_driver"), gpu.get("driver")
+        meta["driver"] = f"{kd} (CUDA {api})" if kd else api
+    if "run" not in meta and meta.get("start"):
+        meta["run"] = f"{meta.get('git_sha', '?')[:12]}@{meta['start']}"
     default_driver = _text(meta.get("driver") or meta.get("driver_version")) or "unknown"
     default_run = _text(meta.get("run") or meta.get("run_dir") or meta.get("run_id")) or "unknown"
     default_date = _text(meta.get("date") or meta.get("start") or meta.get("started")) or _dt.date.today().isoformat()

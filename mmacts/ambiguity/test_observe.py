@@ -85,3 +85,13 @@ def test_bad_tables_are_refused():
     bad.loc[0, "observation"] = "{not json"
     with pytest.raises(RegisterError, match="not JSON"):
         record_observations(reg, bad)
+
+
+def test_an_mmacts_run_json_names_driver_and_run():
+    reg = _fresh()
+    df = pd.DataFrame([_row("probes.c_placement.wgmma.sm_90a", obs={"answer": "c_placement=aligned"})])
+    meta = {"schema": "mmacts-run/1", "git_sha": "cf18e9d1327d603abe", "start": "2026-11-22T02:25:39+00:00",
+            "gpu": {"kernel_driver": "580.159.04", "driver": "13.0"}}
+    (o,) = record_observations(reg, df, meta).get("AMB-C-PLACEMENT").observations
+    assert o.driver == "580.159.04 (CUDA 13.0)"
+    assert o.run == "cf18e9d1327d@2026-11-22T02:25:39+00:00"
