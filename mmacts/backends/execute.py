@@ -59,6 +59,7 @@ class Executor:
     """Every case of the session per form key (so the cuda backend can batch a form)."""
     _modules: dict[tuple, Assembled] = field(default_factory=dict)
     _cuda_results: dict[str, tuple[LaunchResult, Any]] = field(default_factory=dict)
+    _cuda_done: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -202,7 +203,8 @@ class Executor:
 
             cc = gpu.probe().compute_capability
             batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
-                     if c.case_id not in self._cuda_results and self.unsupported(driver, c, cc) is None] or [case]
+                     if c.case_id not in self._cuda_results and c.case_id not in self._cuda_done
+                     and self.unsupported(driver, c, cc) is None] or [case]
             if case not in batch:
                 batch.append(case)
             inputs = [driver.make_inputs(c) for c in batch]
@@ -210,4 +212,14 @@ class Executor:
             results = driver.run_cuda(batch, inputs, module)
             for c, i, r in zip(batch, inputs, results, strict=True):
                 self._cuda_results[c.case_id] = (r, i)
-        return self._cuda_results[case.case_id]
+        self._cuda_done.add(case.case_id)
+        return self._cuda_results.pop(case.case_id)
+
+    def holds_results(self) -> bool:
+        """True while a batched launch has results that later cases of this process will take.
+
+        A hung or faulted batch poisons the context; the worker must outlive it just long
+        enough to record those cases (from the cache, without touching the GPU), so that one
+        hung launch costs one worker, not one worker per case of the batch.
+        """
+        return bool(self._cuda_results)

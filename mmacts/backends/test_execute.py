@@ -54,3 +54,39 @@ def test_no_gpu_means_skip_with_reason(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_backend_rejected() -> None:
     with pytest.raises(ValueError, match="unknown backend"):
         Executor(backend="fpga")
+
+
+def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All cases of a form share one launch; a hang is recorded for each without relaunching."""
+    import numpy as np
+
+    from mmacts.backends import cuda_runtime
+    from mmacts.backends.driver import Expectation, LaunchResult
+
+    launches: list[int] = []
+
+    class HangingDriver(MixedDriver):
+        def module_ptx(self, case: Case) -> str:
+            return "// never assembled here"
+
+        def make_inputs(self, case: Case) -> None:
+            return None
+
+        def expected(self, case: Case, inputs: None) -> Expectation:
+            return Expectation(np.zeros(1, np.float32))
+
+        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+            launches.append(len(cases))
+            return [LaunchResult(None, "timeout", extra={"status_word": 2}) for _ in cases]
+
+    ex = Executor(backend="cuda")
+    cases = [_case("sm_90a"), Case(case_id="x.other", suite="x", instruction="op", arch="sm_90a",
+                                   spec_rows=("T36.1",))]
+    ex.all_cases = {repr(cases[0].form_key): cases}
+    monkeypatch.setattr(ex, "assemble", lambda d, c: execute.Assembled(True, b"cubin", "", 0.0, "", "v", ""))
+    monkeypatch.setattr(cuda_runtime, "load_module", lambda image: object())
+    first = ex.execute(HangingDriver(), cases[0])
+    assert first["status"] == "timeout" and ex.holds_results()
+    second = ex.execute(HangingDriver(), cases[1])
+    assert second["status"] == "timeout" and not ex.holds_results()
+    assert launches == [2]

@@ -238,7 +238,7 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
             rec = executor.execute(driver, case)
     except faults.CaseTimeout as exc:
         try:
-            backend = executor.choose(driver)[0]
+            backend = executor.choose(driver, case)[0]
         except Exception:
             backend = executor.backend
         rec = faults.case_record(case, "timeout", str(exc), backend=backend, run_s=limit)
@@ -246,5 +246,6 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
         rec["device"] = gpu_pinning.device_label(str(rec["device"]))
     rec = json.loads(json.dumps(rec, default=str))
     record_property(RECORD_KEY, rec)
-    faults.end_if_poisoned(rec)
+    if not executor.holds_results():  # let the rest of a poisoned batch record its cached results first
+        faults.end_if_poisoned(rec)
     record_to_pytest(rec)
