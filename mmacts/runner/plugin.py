@@ -93,6 +93,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("case", params)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Spec rows are keywords too: ``-k T54.3`` or ``-k T37`` selects the cases citing them."""
+    case = _case_of(item)
+    if case is not None:
+        item.extra_keyword_matches.update(case.spec_rows)
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection, so batches hold only selected cases
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     done: set[str] = set()
     resume = config.getoption("--mmacts-resume")

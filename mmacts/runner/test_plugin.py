@@ -82,3 +82,12 @@ def test_reports_written_from_records(tmp_path: Path) -> None:
     html = (tmp_path / "run" / "index.html").read_text()
     assert "not</b> a hardware pass" in html and "fake.bad" in html
     assert "id='ambiguities'" in html, "the ambiguity register section is part of every report"
+
+
+def test_spec_rows_select_with_k(tmp_path: Path) -> None:
+    _, recs = _run(tmp_path, "--mmacts-backend=model", "--mmacts-level=standard", "-k", "T36.1 and big")
+    assert [r["case_id"] for r in recs] == ["fake.big"]
+    sub = tmp_path / "none"
+    sub.mkdir()
+    _, recs = _run(sub, "--mmacts-backend=model", "-k", "T99")
+    assert recs == []
