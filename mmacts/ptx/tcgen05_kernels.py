@@ -37,7 +37,7 @@ which is the same arithmetic. The 2-CTA cluster is declared in the PTX (``.expli
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -244,13 +244,7 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("bra PRE_LOOP;")
     e("PRE_DONE:")
     e(I.tcgen05_wait("st"))
-    e(I.tcgen05_fence("before"))
-    if cg == 2:
-        e("barrier.cluster.arrive.release.aligned;")
-        e("barrier.cluster.wait.acquire.aligned;")
-    else:
-        e("bar.sync 0;")
-    e(I.tcgen05_fence("after"))
+    _fenced_barrier(e, cg)
     # ---- 4. leader thread: cp ops, MMAs, commit ---------------------------------------------
     e("setp.ne.u32 %p4, %r0, 0;")
     if cg == 2:
@@ -379,13 +373,7 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("LD_END:")
     e("READ_DONE:")
     # ---- 7. teardown --------------------------------------------------------------------------
-    e(I.tcgen05_fence("before"))
-    if cg == 2:
-        e("barrier.cluster.arrive.release.aligned;")
-        e("barrier.cluster.wait.acquire.aligned;")
-    else:
-        e("bar.sync 0;")
-    e(I.tcgen05_fence("after"))
+    _fenced_barrier(e, cg)
     e("@!%p2 bra DEALLOC_DONE;")
     e(I.tcgen05_dealloc(cg, "%r18", "%r16"))
     e("DEALLOC_DONE:")
@@ -403,6 +391,18 @@ def _reloc(reg: str) -> list[str]:
         "mul.lo.u64 %rd41, %rd41, %rd17;",
         f"add.u64 {reg}, {reg}, %rd41;",
     ]
+
+
+def _fenced_barrier(e: Callable[[str], None], cg: int) -> None:
+    """The canonical tcgen05 thread-sync pattern (S9.7.16.6.4): fence::before_thread_sync, a CTA
+    (or, for cta_group::2, cluster) barrier, fence::after_thread_sync."""
+    e(I.tcgen05_fence("before"))
+    if cg == 2:
+        e("barrier.cluster.arrive.release.aligned;")
+        e("barrier.cluster.wait.acquire.aligned;")
+    else:
+        e("bar.sync 0;")
+    e(I.tcgen05_fence("after"))
 
 
 def module_ptx(form: KernelForm) -> str:
