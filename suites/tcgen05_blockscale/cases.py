@@ -168,8 +168,91 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
             *_idesc_rows(kind, runtime, sparse), *extra_rows)
     if rt.get("cp_probe"):  # no MMA is issued: the case covers the tcgen05.cp rows only
         rows = tuple(extra_rows)
+    elif recipe == "exact":
+        rows = tuple(dict.fromkeys(rows + layout_rows(kind, cg=cg, m=m, n=n, sparse=sparse, a_tmem=a_tmem,
+                                                      k96=k96, atype=atype, btype=btype, rt=runtime)))
     return Case(case_id=".".join(parts), suite=SUITE, instruction=kf.instruction(collectors[0]), arch=arch,
                 spec_rows=rows, level=level, form=form, runtime=runtime, recipe=recipe, seed=seed, xfail=xfail)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows the case's operand layouts and kernel exercise (Tables 40, 46, 51, 52, 53).
+#
+# Cited only by ``exact`` cases (a pass/fail verdict; probes and random-data cases observe) and only
+# where the case depends on the row: a descriptor field the descriptor walk of one MMA actually
+# uses (LBO/SBO are unused for some major-ness x swizzle x extent combinations), the swizzle atom
+# of each smem operand, the Table 52 combination the operand is (never one Table 52 excludes), and
+# the issue shape of the generated kernel (``mmacts.ptx.tcgen05_kernels``: MMA/cp/commit from one
+# thread of the CTA or pair, alloc from warp 0 of each CTA, tcgen05.ld/st per warp lane quadrant,
+# fences around every thread sync). Table 46 rows bind the kernel on hardware; the model backend
+# does not simulate threads. ``suites/descriptors/test_row_citations.py`` re-derives the LBO/SBO
+# claims by perturbing the built descriptors.
+
+TYPE_BITS: dict[str, int] = {"e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4}
+_T53_ROW: dict[tuple[str, str], int] = {
+    ("MN", "128B_base32B"): 1, ("MN", "128B"): 3, ("K", "128B"): 4, ("MN", "64B"): 5, ("K", "64B"): 6,
+    ("MN", "32B"): 7, ("K", "32B"): 8, ("MN", "none"): 9, ("K", "none"): 10,
+}
+_SWIZZLE_BYTES: dict[str, int] = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
+
+
+def smem_walk_rows(major: str, swizzle: str, rows: int, row_bytes: int) -> tuple[str, ...]:
+    """Table 40 rows one MMA's descriptor walk depends on (9.7.16.3 strides, 9.7.16.3.3 layouts).
+
+    ``rows`` x ``row_bytes``: the operand one MMA reads, rows along the strided direction (MN for
+    K-major, K for MN-major), bytes along the contiguous one. Start address and swizzle mode always
+    matter; SBO / LBO only when the walk crosses the 8-row group / 16-byte column (no swizzle) or
+    swizzle-width slice (MN-major) they stride; relative LBO mode (bit 52 = 0) only with LBO. A
+    swizzled K-major walk never uses LBO ("not used, assumed 1").
+    """
+    out = ["T40.1", "T40.8"]
+    w = _SWIZZLE_BYTES[swizzle]
+    if major == "K":
+        sbo, lbo = rows > 8, swizzle == "none" and row_bytes > 16
+    elif swizzle == "none":
+        lbo, sbo = rows > 8, row_bytes > 16
+    else:
+        sbo, lbo = rows > 8, row_bytes > w
+    if lbo:
+        out += ["T40.2", "T40.6"]
+    if sbo:
+        out.append("T40.3")
+    return tuple(sorted(out, key=lambda r: int(r.split(".")[1])))
+
+
+def _operand_bytes(kind: str, k_elems: int) -> int:
+    """Bytes one row of ``k_elems`` K elements takes in its smem container (fp4x2 packs two per byte;
+    the padded mxf8f6f4 containers keep one 16-byte chunk per 16 elements)."""
+    return k_elems // 2 if kind in ("mxf4", "mxf4nvf4") else k_elems
+
+
+def layout_rows(kind: str, *, cg: int, m: int, n: int, sparse: bool, a_tmem: bool, k96: bool,
+                atype: str, btype: str, rt: dict[str, Any]) -> tuple[str, ...]:
+    """Tables 40/46/51/52/53 rows an exact MMA case exercises (see the block comment above)."""
+    if kind == "mxf8f6f4":
+        k = 64 if sparse else 32
+    else:
+        k = 96 if k96 else (128 if sparse else 64)
+    ka = k // 2 if sparse else k
+    rows: list[str] = ["T46.1" if cg == 1 else "T46.2", "T46.3" if cg == 1 else "T46.4", "T46.5", "T46.6",
+                       "T51.1", "T51.4"]
+    operands = [("B", btype, rt.get("transpose_b"), rt.get("swizzle_b", "128B"), n // cg, k)]
+    if a_tmem:
+        rows.append("T51.2")
+    else:
+        rows.append("T51.3")
+        operands.insert(0, ("A", atype, rt.get("transpose_a"), rt.get("swizzle_a", "128B"), m // cg, ka))
+    for which, fmt, transposed, sw, mn, kk in operands:
+        major = "MN" if transposed else "K"
+        if major == "K":
+            rows += smem_walk_rows("K", sw, mn, _operand_bytes(kind, kk))
+            rows.append("T52.1" if which == "A" else "T52.2")
+        else:
+            rows += smem_walk_rows("MN", sw, kk, mn)  # 8-bit containers: one byte per MN element
+            if TYPE_BITS[fmt] in (8, 16) and sw != "128B_base32B":
+                rows.append("T52.3" if which == "A" else "T52.4")
+        rows.append(f"T53.{_T53_ROW[(major, sw)]}")
+    return tuple(dict.fromkeys(rows))
 
 
 def _rep_n(ns: tuple[int, ...]) -> list[int]:
