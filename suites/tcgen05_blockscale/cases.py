@@ -51,6 +51,8 @@ PROBES: dict[str, str] = {
     "cp_decompress": "tcgen05.cp .b8x16.b4x16_p64 / .b6x16_p32 then tcgen05.ld of the raw cells: where the "
                      "4/6-bit element lands in its 8-bit container (model: FP4 [5:2], FP6 [6:1]; Figures "
                      "195-198 missing, cutlass-facts §3.4) and that the padding bytes are dropped",
+    "t52_excluded_swizzle": "8-bit MN-major (transposed) A with the 128B-with-32B-atom swizzle, a combination "
+                            "Table 52 row 3 excludes: what does the hardware read? (observe; never a verdict)",
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase (ambiguity SDESC-2)",
 }
@@ -324,8 +326,9 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                             transpose_b=tb, swizzle_a=sw, swizzle_b=sw)
         yield make_case(S, "mxf8f6f4", None, cg=2, m=256, n=256, atype="e5m2", btype="e4m3",
                         transpose_a=1, transpose_b=1, swizzle_a=sw, swizzle_b=sw)
+    # Table 52 row 3 excludes this combination: a probe of what the hardware does, not a pass/fail case.
     yield make_case(S, "mxf8f6f4", None, n=128, atype="e4m3", btype="e4m3", transpose_a=1,
-                    swizzle_a="128B_base32B", swizzle_b="128B")
+                    swizzle_a="128B_base32B", swizzle_b="128B", recipe="probe:t52_excluded_swizzle")
     # K-major swizzles for every container
     for sw in ("none", "32B", "64B", "128B"):
         for a, b in (("e4m3", "e2m1"), ("e3m2", "e2m3")):
