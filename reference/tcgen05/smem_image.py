@@ -393,6 +393,9 @@ def decode_operand(
     if major not in MAJORS:
         raise ValueError(f"major must be one of {MAJORS}")
     desc = decode_smem_desc(desc_word)
+    if desc.swizzle == "128B_base32B" and major == "K":
+        # Table 53 row 2: the 128B swizzle with 32-byte atoms has no K-major layout.
+        raise ValueError("K-major operand with the 128B-with-32B-atom swizzle: Table 53 defines no such layout")
     rows, length = (mn, k) if major == "K" else (k, mn)
     t = ELEMS_PER_CHUNK[elem]
     if (length * 16) % t:

@@ -323,3 +323,14 @@ def test_all_combinations_encode_or_reject_cleanly():
             continue
         mma = _MMA_K[elem] if major == "K" else 8
         assert (decode_tile(smem, img, mma_k=mma) == codes).all()
+
+
+def test_k_major_with_32b_atoms_is_refused() -> None:
+    """Table 53 row 2 (T53.2): no K-major layout exists for the 128B swizzle with 32-byte atoms."""
+    import pytest as _pytest
+
+    from reference.tcgen05.smem_desc import encode_smem_desc
+
+    word = encode_smem_desc(0, 16, 1024, swizzle="128B_base32B")
+    with _pytest.raises(ValueError, match="Table 53"):
+        decode_operand(np.zeros(4096, np.uint8), word, mn=8, k=32, major="K", elem="b8")

@@ -269,6 +269,27 @@ def atom_checks() -> list[Check]:
     return [_atom_check(i, e) for i, elems in T53_ELEMS.items() for e in elems]
 
 
+def t53_k_major_32b_atom_check() -> Check:
+    """Table 53 row 2: the 128B swizzle with 32-byte atoms has no K-major layout, so the decoder
+    must refuse such a descriptor rather than read some layout (result 1 = refused)."""
+
+    def make() -> dict[str, Any]:
+        word = R.smem_desc_word(start=0, lbo_field=1, sbo_field=1024 >> 4, swizzle=R.SWIZZLE_CODE["128B_base32B"])
+        return {"word": word}
+
+    def run(inp: dict[str, Any]) -> np.ndarray:
+        from reference.tcgen05.smem_image import decode_operand
+
+        try:
+            decode_operand(np.zeros(4096, np.uint8), inp["word"], mn=8, k=32, major="K", elem="b8")
+        except ValueError:
+            return np.array([1.0])
+        return np.array([0.0])
+
+    return Check("swizzle_atom.T53.2.K-128B_base32B.refused", ("T53.2",), make, lambda: np.array([1.0]), run,
+                 note="no K-major layout exists for the 128B-with-32B-atom swizzle (Table 53 row 2)")
+
+
 def absolute_lbo_check() -> Check:
     """9.7.16.3.1.2: K = 48 B K-major with 128B swizzle, the row split at the 128-byte boundary.
 
@@ -461,7 +482,8 @@ def table45_checks() -> list[Check]:
 
 def all_checks() -> list[Check]:
     """Every check, in a fixed order (case IDs are the names)."""
-    out = (table40_checks() + example_checks() + atom_checks() + [absolute_lbo_check()] + table42_checks()
+    out = (table40_checks() + example_checks() + atom_checks() + [t53_k_major_32b_atom_check(), absolute_lbo_check()]
+           + table42_checks()
            + table45_checks())
     names = [c.name for c in out]
     if len(set(names)) != len(names):
