@@ -87,6 +87,14 @@ class LaunchOutcome:
     message: str = ""
 
 
+CUDA_ERROR_NOT_READY = 600
+"""cudaErrorNotReady: the event query's "still running" answer."""
+
+
+class PoisonedRuntime(RuntimeError):
+    """The process's context hung or took a sticky error: end the process, start a fresh one."""
+
+
 @dataclass
 class Runtime:
     """One device context with a private stream and a poisoned flag (see module docstring)."""
@@ -115,6 +123,7 @@ class Runtime:
         """
         import cupy
 
+        self.check_usable()
         if kind is None:
             kind = "ptx" if isinstance(image, str) else "cubin"
         data = image.encode() if isinstance(image, str) else image
@@ -130,16 +139,24 @@ class Runtime:
         finally:
             os.unlink(path)
 
+    def check_usable(self) -> None:
+        """Refuse work on a poisoned context: a module load or an allocation there can block
+        behind the hung grid or raise the sticky error again (seen on an H100)."""
+        if self.poisoned:
+            raise PoisonedRuntime(f"context poisoned: {self.poisoned}")
+
     # -- data ----------------------------------------------------------------------------------
     def to_device(self, array: np.ndarray) -> Any:
         import cupy
 
+        self.check_usable()
         with self._stream:
             return cupy.asarray(np.ascontiguousarray(array))
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         import cupy
 
+        self.check_usable()
         with self._stream:
             out = cupy.empty(tuple(shape), dtype=dtype)
             out.fill(0xFF if np.dtype(dtype).kind in "ui" else np.nan)  # visible if never written
@@ -177,13 +194,21 @@ class Runtime:
 
     def _wait(self, start: Any, end: Any, deadline: float, entry: str) -> LaunchOutcome:
         import cupy
+        from cupy_backends.cuda.api import runtime as cr
 
         sleep = 1e-5
         while True:
+            # cudaEventQuery itself, not CuPy's Event.done: ``done`` maps every non-success status
+            # to False, so a kernel that faulted (illegal address) looked like one still running
+            # until the deadline (seen on an H100, driver 580).
             try:
-                if end.done:
-                    break
-            except Exception as exc:  # an asynchronous fault surfaces here
+                status = cr.eventQuery(end.ptr)
+            except Exception as exc:
+                return self._error(f"{entry}: {type(exc).__name__}: {exc}", exc)
+            if status == 0:  # cudaSuccess
+                break
+            if status != CUDA_ERROR_NOT_READY:  # an asynchronous fault surfaces here
+                exc = cr.CUDARuntimeError(status)
                 return self._error(f"{entry}: {type(exc).__name__}: {exc}", exc)
             if time.monotonic() > deadline:
                 self.poisoned = f"{entry} did not complete before its deadline"

@@ -73,13 +73,17 @@ def test_cupy_missing(monkeypatch):
     assert msg.startswith("no usable GPU: cupy unavailable")
 
 
-def test_timeout_poisons_runtime():
+class _Never:
+    ptr = 1
+
+
+def test_timeout_poisons_runtime(monkeypatch):
     """A launch whose completion event never fires ends as 'timeout' and poisons the runtime."""
+    from cupy_backends.cuda.api import runtime as cuda_rt
+
+    monkeypatch.setattr(cuda_rt, "eventQuery", lambda ptr: cr.CUDA_ERROR_NOT_READY)
     rt = object.__new__(cr.Runtime)
     rt.poisoned = ""
-
-    class _Never:
-        done = False
 
     import time
     t0 = time.monotonic()
@@ -101,3 +105,31 @@ def test_sticky_error_poisons_the_runtime_but_an_ordinary_one_does_not() -> None
     out = rt._error("k: CUDARuntimeError: cudaErrorIllegalAddress",
                     RuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered"))
     assert out.status == "error" and "IllegalAddress" in rt.poisoned
+
+
+def test_a_poisoned_runtime_refuses_loads_and_allocations() -> None:
+    """On a poisoned context a module load can block behind the hung grid (seen on an H100): refuse first."""
+    import pytest as _pytest
+
+    from mmacts.backends.cuda_runtime import PoisonedRuntime, Runtime
+
+    rt = object.__new__(Runtime)
+    rt.poisoned = "k did not complete before its deadline"
+    for call in (lambda: rt.load("ptx"), lambda: rt.empty((1,), "uint32"), lambda: rt.to_device(None)):
+        with _pytest.raises(PoisonedRuntime, match="poisoned"):
+            call()
+
+
+def test_a_faulted_kernel_is_an_error_at_once_not_a_timeout(monkeypatch):
+    """cudaEventQuery answering an error (here 700, illegal address) ends the wait immediately."""
+    import time
+
+    from cupy_backends.cuda.api import runtime as cuda_rt
+
+    monkeypatch.setattr(cuda_rt, "eventQuery", lambda ptr: 700)
+    rt = object.__new__(cr.Runtime)
+    rt.poisoned = ""
+    t0 = time.monotonic()
+    out = cr.Runtime._wait(rt, _Never(), _Never(), time.monotonic() + 30, "k")
+    assert out.status == "error" and "IllegalAddress" in out.message and time.monotonic() - t0 < 1.0
+    assert rt.poisoned, "an illegal address is sticky: the worker must be replaced"
