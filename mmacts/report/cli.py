@@ -97,7 +97,8 @@ def compare(base: Path, new: Path, slower: float = 1.5) -> tuple[pd.DataFrame, p
     def pick(m: dict[str, Any]) -> dict[str, Any]:
         g = m.get("gpu", {})
         return {"git": m.get("git_sha"), "start": m.get("start"), "gpu": g.get("name") or "none",
-                "cc": g.get("compute_capability"), "driver": g.get("driver"),
+                "cc": g.get("compute_capability"),
+                "driver": f"{g.get('kernel_driver') or '?'} (CUDA {g.get('driver') or '?'})",
                 "ptxas": m.get("toolchain", {}).get("ptxas"), "command": " ".join(m.get("command", []))}
 
     meta = pd.DataFrame({"base": pick(mb), "new": pick(mn)})
@@ -109,7 +110,7 @@ def compare_page(diff: pd.DataFrame, meta: pd.DataFrame) -> str:
     from mmacts.report.html import _CSS
 
     counts = diff["change"].value_counts().rename_axis("change").reset_index(name="cases") if len(diff) else None
-    cols = ["change", "status_base", "status_new", "case_id", "sass_opcodes_base", "sass_opcodes_new",
+    cols = ["case_id", "change", "status_base", "status_new", "sass_opcodes_base", "sass_opcodes_new",
             "kernel_us_base", "kernel_us_new", "message_new"]
     view = diff[[c for c in cols if c in diff.columns]].astype("object").where(diff.notna(), "")
     return ("<!doctype html><html><head><meta charset='utf-8'><title>mmacts compare</title>"
