@@ -72,7 +72,8 @@ def test_skips_and_model_rows_are_not_evidence_unless_asked():
 
 def test_non_probe_cases_answer_with_their_status():
     reg = _fresh()
-    df = pd.DataFrame([_row("compile.tcgen05.mxf8f6f4_default_x", status="fail", message="ptxas refused")])
+    df = pd.DataFrame([_row("compile.tcgen05.mma.cta_group1.kind_mxf8f6f4.block_scale/sm_100a/accept", status="fail",
+                              message="ptxas refused")])
     obs = record_observations(reg, df).get("AMB-SCALEVEC-DEFAULT-MXF8F6F4").observations
     assert [o.answer for o in obs] == ["fail: ptxas refused"]
 

@@ -7,7 +7,11 @@ implementation of the OCP MX formats); ``reference/formats.py`` is checked again
 library, so the two agree by construction and a test cross-checks them when both exist.
 
 Open points are decoded the way the OCP MX spec says and flagged where the PTX text is silent:
-UE8M0 0xFF is NaN; UE4M3 ignores the sign bit (an unsigned format has none: code & 0x7F).
+UE8M0 0xFF is NaN. The UE4M3 sign bit (register AMB-UE4M3-SIGN) is read as ``reference.formats``
+reads it by default -- codes 0x80-0xFF lie outside the unsigned type and decode as NaN, so an
+undefined input never yields a plausible scale -- and the other readings (``ignored``: code &
+0x7F; ``signed``: a negative scale) are a parameter. The two references must not disagree on a
+scale code (they did: this module used to ignore bit 7); ``test_values`` checks all 256 codes.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ _ML = {
 
 SCALE_TYPES: tuple[str, ...] = ("ue8m0", "ue4m3")
 
+UE4M3_READINGS: tuple[str, ...] = ("nan", "ignored", "signed")
+"""Readings of a set UE4M3 sign bit (register AMB-UE4M3-SIGN), as ``reference.formats`` names them."""
+UE4M3_DEFAULT_READING = "nan"
+"""The reading ``reference.formats.decode`` takes when none is named."""
+
 
 @cache
 def element_table(etype: str) -> np.ndarray:
@@ -40,13 +49,25 @@ def element_table(etype: str) -> np.ndarray:
 
 
 @cache
-def scale_table(stype: str) -> np.ndarray:
-    """float64 value of every 8-bit scale code (length 256)."""
+def scale_table(stype: str, reading: str = UE4M3_DEFAULT_READING) -> np.ndarray:
+    """float64 value of every 8-bit scale code (length 256).
+
+    ``reading`` (UE4M3 only) says what a set bit 7 means: ``nan`` (outside the type, the
+    default), ``ignored`` (only bits 6..0 count) or ``signed`` (the byte is a signed E4M3).
+    """
     codes = np.arange(256, dtype=np.uint8)
     if stype == "ue8m0":
         return codes.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
     if stype == "ue4m3":
-        return (codes & 0x7F).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        if reading not in UE4M3_READINGS:
+            raise ValueError(f"ue4m3 reading must be one of {', '.join(UE4M3_READINGS)}, not {reading!r}")
+        magnitude = (codes & 0x7F).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        high = codes >= 0x80
+        if reading == "nan":
+            return np.where(high, np.nan, magnitude)
+        if reading == "signed":
+            return np.where(high, -magnitude, magnitude)
+        return magnitude
     raise ValueError(f"unknown scale type {stype!r}")
 
 
@@ -55,9 +76,9 @@ def decode_elements(codes: np.ndarray, etype: str) -> np.ndarray:
     return element_table(etype)[np.asarray(codes, dtype=np.int64)]
 
 
-def decode_scales(codes: np.ndarray, stype: str) -> np.ndarray:
-    """Scale codes -> float64 scale values."""
-    return scale_table(stype)[np.asarray(codes, dtype=np.int64)]
+def decode_scales(codes: np.ndarray, stype: str, reading: str = UE4M3_DEFAULT_READING) -> np.ndarray:
+    """Scale codes -> float64 scale values (``reading``: see :func:`scale_table`)."""
+    return scale_table(stype, reading)[np.asarray(codes, dtype=np.int64)]
 
 
 def _encode(values: np.ndarray, table: np.ndarray, what: str) -> np.ndarray:
