@@ -71,7 +71,7 @@ def test_qualifier_order_follows_the_syntax_blocks():
     assert ".kind::i8.ashift.collector::a::discard" in s
     s = I.tcgen05_ld_red("16x32bx2", 8, [f"r{i}" for i in range(8)], "redVal", "taddr3", op="max", dtype="u32",
                          half_splitoff=16)
-    # Syntax block order (.num.redOp.type); the spec's example prints .x8.u32.max (ambiguity C07).
+    # Syntax block order (.num.redOp.type); the spec's example prints .x8.u32.max (register AMB-LD-RED-QUALIFIER-ORDER).
     assert s.startswith("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.u32 {") and s.endswith("redVal, [taddr3], 16;")
 
 

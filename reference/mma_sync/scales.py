@@ -34,7 +34,7 @@ VALID_SELECTORS: dict[str, dict[str, tuple[int, ...]]] = {
     "4X": {"bida": (0,), "tida": (0, 1), "bidb": (0,), "tidb": (0, 1, 2, 3)},
 }
 """Table 37. The thread-id columns are printed once (merged cells) and read here as applying
-to every .scale_vec_size; recorded as an ambiguity (AMB mma_sync.T37.thread_id_rows)."""
+to every .scale_vec_size; recorded as an ambiguity (register AMB-T37-BLANK-THREADID)."""
 
 _POISON_POOL: dict[str, tuple[int, ...]] = {
     # 2^+6..2^+9 and 2^-6..2^-9: far from every SF a recipe uses (2^-2..2^2).

@@ -106,7 +106,7 @@ def execute_mma(form, tmems: list[np.ndarray], smems: list[np.ndarray], op: MmaO
     sfmt = "ue8m0" if int(f["scale_type"]) == 1 else "ue4m3"
     nsf, _ = scale_count(kind, form.scale_vec, k96)
     # Table 54 gives the scale count per MMA "for all supported values of K": the sparse form
-    # (K doubled) keeps the count, so one scale covers K/nsf logical elements (AMBIGUITY SP-SF).
+    # (K doubled) keeps the count, so one scale covers K/nsf logical elements (register AMB-SPARSE-SF-COUNT).
     vs = k // nsf
     rows_a = m_total // cg
     cols_b = n // cg

@@ -54,7 +54,8 @@ PROBES: dict[str, str] = {
     "t52_excluded_swizzle": "8-bit MN-major (transposed) A with the 128B-with-32B-atom swizzle, a combination "
                             "Table 52 row 3 excludes: what does the hardware read? (observe; never a verdict)",
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
-                        "(9.7.16.4.1): the model subtracts it from the swizzle row phase (ambiguity SDESC-2)",
+                        "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
+                        "(register AMB-SDESC-BASEOFFSET)",
 }
 
 NUMERIC_MODEL = "b200_tcgen05_hypothesis"
