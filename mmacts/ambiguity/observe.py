@@ -95,8 +95,8 @@ def record_observations(
     new_entries: list[Entry] = []
     for entry in register.entries:
         have = {o.key() for o in entry.observations}
-        added: list[Observation] = []
-        for row in rows:
+        grouped: dict[tuple[str, ...], Observation] = {}
+        for row in sorted(rows, key=lambda r: _text(r["case_id"])):
             case_id = _text(row["case_id"])
             if not any(pattern_matches(p, case_id) for p in entry.decided_by):
                 continue
@@ -112,11 +112,25 @@ def record_observations(
                 backend=_text(row.get("backend")),
                 reading=reading,
             )
-            if obs.key() not in have:
-                have.add(obs.key())
-                added.append(obs)
-        new_entries.append(replace(entry, observations=entry.observations + tuple(added)) if added else entry)
+            if obs.key() in have:  # this run was recorded already
+                continue
+            first = grouped.get(obs.key())
+            grouped[obs.key()] = obs if first is None else replace(first, cases=first.cases + 1)
+        added = tuple(grouped.values())
+        new_entries.append(replace(entry, observations=entry.observations + added) if added else entry)
     return replace(register, entries=tuple(new_entries))
+
+
+def compact(register: Register) -> Register:
+    """Merge observations that share device, driver, ptxas, run and answer (older per-case lines)."""
+    entries = []
+    for entry in register.entries:
+        merged: dict[tuple[str, ...], Observation] = {}
+        for o in entry.observations:
+            first = merged.get(o.key())
+            merged[o.key()] = o if first is None else replace(first, cases=first.cases + o.cases)
+        entries.append(replace(entry, observations=tuple(merged.values())))
+    return replace(register, entries=tuple(entries))
 
 
 def observations_frame(register: Register) -> pd.DataFrame:
@@ -148,7 +162,8 @@ def record_run(results: str | Path, register_path: str | Path | None = None,
     from mmacts.ambiguity.register import REGISTER_PATH, load_register, save_register
 
     target = Path(register_path) if register_path is not None else REGISTER_PATH
-    reg = record_observations(load_register(target), read_results(results), run_meta, include_model=include_model)
+    reg = record_observations(compact(load_register(target)), read_results(results), run_meta,
+                              include_model=include_model)
     save_register(reg, target)
     return reg
 

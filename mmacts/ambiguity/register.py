@@ -47,7 +47,7 @@ _ENTRY_KEYS = {
 }
 _REQUIRED = ("id", "title", "area", "spec", "readings", "sources", "decided_by", "observations", "status")
 _OBS_KEYS = ("device", "driver", "ptxas", "answer", "run", "date")
-_OBS_OPTIONAL = ("case_id", "backend", "reading")
+_OBS_OPTIONAL = ("case_id", "backend", "reading", "cases")
 
 
 class RegisterError(ValueError):
@@ -91,12 +91,16 @@ class Observation:
     run: str
     date: str
     case_id: str = ""
+    """One case that gave this answer (the first by id); ``cases`` says how many did."""
     backend: str = ""
     reading: str = ""
+    cases: int = 1
+    """How many cases of the run gave this answer on this device: one line per answer, not per case,
+    so a full-level run adds a handful of lines to an entry, not thousands."""
 
     def key(self) -> tuple[str, ...]:
         """Identity for de-duplication: recording the same run twice adds nothing."""
-        return (self.device, self.driver, self.ptxas, self.run, self.case_id)
+        return (self.device, self.driver, self.ptxas, self.run, self.answer)
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,13 @@ def _observation(where: str, data: Any) -> Observation:
     for k in _OBS_OPTIONAL:
         if k in data and data[k] is not None:
             values[k] = str(data[k])
+    if "cases" in values:
+        try:
+            values["cases"] = int(values["cases"])
+        except ValueError as exc:
+            raise RegisterError(f"{where}: observation.cases must be a whole number") from exc
+        if values["cases"] < 1:
+            raise RegisterError(f"{where}: observation.cases must be at least 1")
     return Observation(**values)
 
 
@@ -325,7 +336,8 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
         "sources": [{"name": s.name, "where": s.where, "says": s.says} for s in entry.sources],
         "decided_by": list(entry.decided_by),
         "observations": [
-            {k: getattr(o, k) for k in _OBS_KEYS + _OBS_OPTIONAL if getattr(o, k) or k in _OBS_KEYS}
+            {k: getattr(o, k) for k in _OBS_KEYS + _OBS_OPTIONAL
+             if (getattr(o, k) and (k != "cases" or o.cases > 1)) or k in _OBS_KEYS}
             for o in entry.observations
         ],
     }

@@ -96,3 +96,24 @@ def test_an_mmacts_run_json_names_driver_and_run():
     (o,) = record_observations(reg, df, meta).get("AMB-C-PLACEMENT").observations
     assert o.driver == "580.159.04 (CUDA 13.0)"
     assert o.run == "cf18e9d1327d@2026-11-22T02:25:39+00:00"
+
+
+def test_one_line_per_answer_not_per_case():
+    """A run in which many cases answer the same thing adds one observation with a count."""
+    from mmacts.ambiguity.observe import compact
+
+    reg = _fresh()
+    df = pd.DataFrame([_row(f"probes.c_placement.wgmma.sm_90a.{i}", obs={"answer": "c_placement=aligned"})
+                       for i in range(5)] + [_row("probes.c_placement.mma_sync.sm_90a", obs={"answer": "last"})])
+    meta = {"driver": "580.1", "run": "r1", "date": "2026-11-22"}
+    out = record_observations(reg, df, meta)
+    obs = sorted(out.get("AMB-C-PLACEMENT").observations, key=lambda o: o.answer)
+    assert [(o.answer, o.cases) for o in obs] == [("c_placement=aligned", 5), ("last", 1)]
+    assert obs[0].case_id == "probes.c_placement.wgmma.sm_90a.0"
+    assert record_observations(out, df, meta) == out  # the same run again adds nothing
+    # older per-case lines of one run and answer are merged by compact()
+    e = out.get("AMB-C-PLACEMENT")
+    split = replace(out, entries=tuple(replace(x, observations=x.observations + (replace(obs[1], case_id="y"),))
+                                       if x.id == e.id else x for x in out.entries))
+    merged = sorted(compact(split).get("AMB-C-PLACEMENT").observations, key=lambda o: o.answer)
+    assert [(o.answer, o.cases) for o in merged] == [("c_placement=aligned", 5), ("last", 2)]
