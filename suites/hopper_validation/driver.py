@@ -257,14 +257,14 @@ class HopperDriver:
             bits = inputs["want_bits"].astype(np.uint32)
             return Expectation(bits.view(np.float32), "exact",
                                note=f"published {case.runtime['gpu']} file, {len(bits)} vectors, bit for bit")
+        if case.recipe == "exact":
+            return Expectation(_exact_want(f, inputs), "exact", note="exact by construction (reference.gemm)")
         if inputs["kind"] == "mma":
             A = decode_elements(inputs["a_codes"], f["atype"])
             B = decode_elements(inputs["b_codes"], f["btype"])
             C = inputs["C"]
         else:
             A, B, C = inputs["A"], inputs["B"], inputs["C"]
-        if case.recipe == "exact":
-            return Expectation(exact_rne_f32(A, B, C)[0], "exact", note="exact by construction")
         model = HMMA_MODEL if inputs["kind"] == "mma" else WGMMA_MODEL
         want = _model_d(model, A, B, C, f["atype"], f["btype"], "fp32")[0]
         if inputs["kind"] == "mma":
@@ -358,6 +358,28 @@ class HopperDriver:
             return None
         return (f"hopper_validation needs sm_90a (wgmma); this GPU is sm_{compute_capability[0]}"
                 f"{compute_capability[1]}")
+
+
+def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
+    """The exact answer of an ``exact`` case, independent of the model path.
+
+    Why not ``exact_rne_f32`` + ``values.decode_elements``: ``run_model`` uses those, so a
+    shared mistake there would pass. Here the logical codes are decoded by ``reference.formats``
+    and summed by ``reference.gemm.exact_gemm``; the data must also pass
+    ``is_exact_in_fp32(window_bits=14)`` (exact even for Hopper's 13-fraction-bit fp8
+    accumulators), or the case is not exact by construction and this raises."""
+    from reference import formats as F
+    from reference.gemm import exact_gemm, is_exact_in_fp32
+
+    if inputs["kind"] == "mma":
+        A = F.decode(f["atype"], inputs["a_codes"][0])
+        B = F.decode(f["btype"], inputs["b_codes"][0])
+    else:
+        A, B = inputs["A"][0], inputs["B"][0]
+    C = np.asarray(inputs["C"][0], dtype=np.float64)
+    if not is_exact_in_fp32(A, B, C, window_bits=14).all():
+        raise AssertionError("hopper exact recipe produced data that is not exact by construction")
+    return exact_gemm(A, B, C).astype(np.float32)
 
 
 def _read_wg_operands(f: dict, rt: dict, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
