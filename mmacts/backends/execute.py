@@ -54,7 +54,6 @@ class Executor:
     """Executes cases for one backend choice; caches modules and batched launches."""
 
     backend: str = "model"
-    assemble_for_model: bool = True
     all_cases: dict[str, list[Case]] = field(default_factory=dict)
     """Every case of the session per form key (so the cuda backend can batch a form)."""
     _modules: dict[tuple, Assembled] = field(default_factory=dict)
@@ -161,16 +160,12 @@ class Executor:
         return out
 
     def _run(self, driver: Driver, case: Case, *, on_gpu: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        mod: Assembled | None = None
-        if on_gpu or self.assemble_for_model:
-            mod = self.assemble(driver, case)
-            out.update(compile_s=round(mod.compile_s, 6), sass_opcodes=mod.sass_opcodes,
-                       ptxas_version=mod.ptxas_version)
-            if not mod.ok:
-                return dict(out, status="fail", message=f"ptxas refused a valid form: {mod.message}")
+        mod = self.assemble(driver, case)  # the model backend too: the pipeline is the same
+        out: dict[str, Any] = dict(compile_s=round(mod.compile_s, 6), sass_opcodes=mod.sass_opcodes,
+                                   ptxas_version=mod.ptxas_version)
+        if not mod.ok:
+            return dict(out, status="fail", message=f"ptxas refused a valid form: {mod.message}")
         if on_gpu:
-            assert mod is not None
             result, inputs = self._cuda_result(driver, case, mod)
         else:
             inputs = driver.make_inputs(case)
@@ -179,6 +174,12 @@ class Executor:
             return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
         if result.status == "skip":
             return dict(out, status="skip", message=str(result.extra.get("reason", "")))
+        if result.status != "ok" or result.got is None:
+            # a launch that failed (or returned nothing) is judged by nothing it may have left in
+            # ``got``: an error with the launch's own reason, never a comparison that could pass
+            why = result.extra.get("reason") or result.extra.get("message") or "no output"
+            return dict(out, status="error", kernel_us=result.kernel_us,
+                        message=f"launch status {result.status!r}: {why}")
         exp = driver.expected(case, inputs)
         cmp = compare(result.got, exp)
         out.update(

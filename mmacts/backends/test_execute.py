@@ -90,3 +90,37 @@ def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pyt
     second = ex.execute(HangingDriver(), cases[1])
     assert second["status"] == "timeout" and not ex.holds_results()
     assert launches == [2]
+
+
+@pytest.mark.parametrize("got", [None, "want"])
+def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None, monkeypatch: pytest.MonkeyPatch,
+                                                                   got: str | None) -> None:
+    """A launch that reports ``error`` is an error even if ``got`` holds the right numbers (stale or
+    zero-filled output must not pass), and the record names the launch's reason, not the case note."""
+    import numpy as np
+
+    from mmacts.backends import cuda_runtime
+    from mmacts.backends.driver import Expectation, LaunchResult
+
+    want = np.arange(4, dtype=np.float32)
+
+    class FailingDriver(MixedDriver):
+        def module_ptx(self, case: Case) -> str:
+            return "// never assembled here"
+
+        def make_inputs(self, case: Case) -> None:
+            return None
+
+        def expected(self, case: Case, inputs: None) -> Expectation:
+            return Expectation(want, note="exact data")
+
+        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+            out = want.copy() if got == "want" else None
+            return [LaunchResult(out, "error", extra={"message": "CUDA_ERROR_ILLEGAL_ADDRESS"}) for _ in cases]
+
+    ex = Executor(backend="cuda")
+    monkeypatch.setattr(ex, "assemble", lambda d, c: execute.Assembled(True, b"cubin", "", 0.0, "", "v", ""))
+    monkeypatch.setattr(cuda_runtime, "load_module", lambda image: object())
+    rec = ex.execute(FailingDriver(), _case("sm_90a"))
+    assert rec["status"] == "error"
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in rec["message"] and "exact data" not in rec["message"]

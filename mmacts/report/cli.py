@@ -6,8 +6,8 @@
   ``compare.html`` + ``compare.csv``).
 - ``history RUN... [--out DIR]``: ``history.html`` over many runs (see history.py).
 
-A directory that is not a complete mmacts run of this schema is refused with one line and
-exit code 2; nothing is overwritten.
+A directory that is not an mmacts run of this schema (merge: a completed one), or an output
+that cannot be written, is refused with one line and exit code 2; nothing is overwritten.
 """
 
 from __future__ import annotations
@@ -33,10 +33,9 @@ class ReportInputError(Exception):
     """A run directory that cannot be used: exit 2 with this message."""
 
 
-def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """run.json and results of a finished run, or ReportInputError saying what is wrong."""
-    run_dir = Path(run_dir)
-    meta_path = run_dir / "run.json"
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """run.json of an mmacts run of this schema, or ReportInputError saying what is wrong."""
+    meta_path = Path(run_dir) / "run.json"
     if not meta_path.is_file():
         raise ReportInputError(f"{run_dir}: not an mmacts run directory (no run.json)")
     try:
@@ -45,25 +44,54 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
         raise ReportInputError(f"{meta_path}: not valid JSON ({exc.msg})") from exc
     if meta.get("schema") != SCHEMA:
         raise ReportInputError(f"{meta_path}: schema {meta.get('schema')!r}, this mmacts reads {SCHEMA!r}")
+    return meta
+
+
+def run_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The last record per case of a run: from results.jsonl, else from results.parquet (a
+    published report may ship without the jsonl); missing values are None, as in the jsonl."""
+    run_dir = Path(run_dir)
     if (run_dir / "results.jsonl").is_file():
-        return meta, to_frame(latest_by_case(read_jsonl(run_dir / "results.jsonl")))
-    if (run_dir / "results.parquet").is_file():  # a published report may ship without the jsonl
+        return latest_by_case(read_jsonl(run_dir / "results.jsonl"))
+    if (run_dir / "results.parquet").is_file():
         try:
-            return meta, to_frame(pd.read_parquet(run_dir / "results.parquet").to_dict("records"))
+            df = pd.read_parquet(run_dir / "results.parquet")
         except Exception as exc:
             raise ReportInputError(f"{run_dir}/results.parquet unreadable ({type(exc).__name__})") from exc
+        return df.astype(object).where(df.notna(), None).to_dict("records")
     raise ReportInputError(f"{run_dir}: no results.jsonl or results.parquet")
 
 
+def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """run.json and results of a run, or ReportInputError saying what is wrong."""
+    return read_meta(run_dir), to_frame(run_records(run_dir))
+
+
+_SHARD_INDEPENDENT = ("shard", "n", "case_timeout")
+"""Run options that may differ between shards of one run (everything else names what ran)."""
+
+
 def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
-    """Merge shard runs into ``out`` (which must not exist yet)."""
+    """Merge shard runs into ``out`` (which must not exist yet).
+
+    Every shard must have completed (the merged run.json says ``complete: true``, which would
+    otherwise hide the cases a dead shard never ran) and must have run the same selection.
+    """
     if out.exists():
         raise ReportInputError(f"{out} exists; merge writes a new run directory and overwrites nothing")
-    metas = [read_run(r)[0] for r in runs]
+    metas = [read_meta(r) for r in runs]
+    for r, m in zip(runs, metas, strict=True):
+        if m.get("complete") is not True:
+            raise ReportInputError(f"{r}: the run did not complete; finish it first (mmacts run --resume {r})")
+    selections = {json.dumps({k: v for k, v in (m.get("options") or {}).items() if k not in _SHARD_INDEPENDENT},
+                             sort_keys=True) for m in metas}
+    if len(selections) > 1:
+        raise ReportInputError(f"the runs are not shards of one selection (options differ: {sorted(selections)})")
+    shard_records = [run_records(r) for r in runs]
     out.mkdir(parents=True)
     seen: set[str] = set()
-    for r in runs:
-        for rec in latest_by_case(read_jsonl(Path(r) / "results.jsonl")):
+    for records in shard_records:
+        for rec in records:
             if rec["case_id"] in seen:
                 continue
             seen.add(rec["case_id"])
@@ -164,6 +192,9 @@ def main(argv: list[str]) -> int:
         return 0
     except ReportInputError as exc:
         print(f"mmacts report: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an unwritable --out or OUT: one line, like every other bad input
+        print(f"mmacts report: error: cannot write {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

@@ -23,8 +23,8 @@ def rec(case_id: str, status: str, **kw: object) -> dict:
 
 
 def test_merge_shards(tmp_path: Path) -> None:
-    a = make_run(tmp_path / "a", [rec("c1", "pass"), rec("c2", "fail")])
-    b = make_run(tmp_path / "b", [rec("c3", "pass")])
+    a = make_run(tmp_path / "a", [rec("c1", "pass"), rec("c2", "fail")], complete=True)
+    b = make_run(tmp_path / "b", [rec("c3", "pass")], complete=True)
     out = tmp_path / "m"
     assert main(["merge", str(out), str(a), str(b)]) == 0
     lines = (out / "results.jsonl").read_text().splitlines()
@@ -100,3 +100,47 @@ def test_report_files_are_readable_by_others(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "x.html").stat().st_mode) == 0o644
+
+
+def test_merge_refuses_an_unfinished_shard(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """A shard whose run died must not become part of a run.json that says complete."""
+    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True)
+    b = make_run(tmp_path / "b", [rec("c2", "pass")], complete=False)
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(a), str(b)]) == 2
+    assert "did not complete" in capsys.readouterr().err and not out.exists()
+
+
+def test_merge_refuses_shards_of_different_selections(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True,
+                 options={"level": "full", "backend": "cuda", "shard": "0/2", "n": "4"})
+    b = make_run(tmp_path / "b", [rec("c2", "pass")], complete=True,
+                 options={"level": "smoke", "backend": "cuda", "shard": "1/2", "n": "2"})
+    c = make_run(tmp_path / "c", [rec("c3", "pass")], complete=True,
+                 options={"level": "full", "backend": "cuda", "shard": "1/2", "n": "2"})
+    assert main(["merge", str(tmp_path / "m"), str(a), str(b)]) == 2
+    assert "not shards of one selection" in capsys.readouterr().err
+    assert main(["merge", str(tmp_path / "m2"), str(a), str(c)]) == 0  # shard and -n may differ
+
+
+def test_merge_takes_a_shard_that_ships_only_parquet(tmp_path: Path) -> None:
+    """read_run accepts a parquet-only run; merge must not silently drop its cases."""
+    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True)
+    b = make_run(tmp_path / "b", [rec("c2", "fail", mismatches=3)], complete=True)
+    assert main(["merge", str(tmp_path / "b2"), str(b)]) == 0  # writes b2/results.parquet
+    (tmp_path / "b2" / "results.jsonl").unlink()
+    out = tmp_path / "m"
+    assert main(["merge", str(out), str(a), str(tmp_path / "b2")]) == 0
+    recs = {json.loads(x)["case_id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
+    assert sorted(recs) == ["c1", "c2"]
+    assert recs["c2"]["status"] == "fail" and recs["c2"]["mismatches"] == 3 and recs["c2"]["kernel_us"] is None
+
+
+def test_unwritable_output_is_one_line(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    base = make_run(tmp_path / "base", [rec("c1", "pass")])
+    new = make_run(tmp_path / "new", [rec("c1", "fail")])
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["compare", str(base), str(new), "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mmacts report: error: cannot write") and "Traceback" not in err

@@ -124,7 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
         opts = old.get("options", {})
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
-        kexpr = opts.get("k")
+        kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         unknown = [s for s in suites if s not in suite_names()]
         if unknown:
             raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
         run_dir = base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}"
-        level, backend, kexpr = args.level, args.backend, args.k
+        level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
     _check_out(run_dir.parent)
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     command = ["mmacts", *sys.argv[1:]]
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
-               "shard": args.shard, "case_timeout": args.case_timeout}
+               "shard": shard, "case_timeout": args.case_timeout}
     run = collect(REPO_ROOT, command, options)
     if old:  # a resumed run keeps its identity: first start, first command, its options
         run.update(start=old.get("start"), command=old.get("command", command), options=old.get("options", options),
@@ -160,8 +160,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # one GPU per worker; a crashed worker is replaced (each crash records its case, so the
         # bound only stops a machine that crashes workers for no case at all)
         pyargs += ["-n", workers, "--dist", "loadgroup", "--mmacts-pin-gpus", "--max-worker-restart=1000"]
-    if args.shard:
-        pyargs += [f"--mmacts-shard={args.shard}"]
+    if shard:
+        pyargs += [f"--mmacts-shard={shard}"]
     resume_arg = [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
     print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
           file=sys.stderr)
@@ -239,6 +239,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return explain(args.case_id)
 
 
+DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli"}
+"""Subcommands whose own module parses the rest of the command line."""
+
+
 def _delegate(module: str, argv: list[str]) -> int:
     import importlib
 
@@ -273,8 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="PTX, SASS, descriptors, inputs and reference of one case")
     ex.add_argument("case_id")
     ex.set_defaults(func=cmd_explain)
-    for name, module in (("predict", "reference.predict"), ("ambiguities", "mmacts.ambiguity.cli"),
-                         ("report", "mmacts.report.cli")):
+    for name, module in DELEGATED.items():
         sp = sub.add_parser(name, help=f"see mmacts {name} --help", add_help=False)
         sp.add_argument("rest", nargs=argparse.REMAINDER)
         sp.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
@@ -284,10 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("predict", "ambiguities", "report"):
+    if argv and argv[0] in DELEGATED:
         try:
-            return _delegate({"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli",
-                              "report": "mmacts.report.cli"}[argv[0]], argv[1:])
+            return _delegate(DELEGATED[argv[0]], argv[1:])
         except UsageError as exc:
             return _fail(str(exc))
     try:

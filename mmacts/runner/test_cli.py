@@ -77,3 +77,24 @@ def test_explain_a_real_case(capsys: pytest.CaptureFixture) -> None:
     assert "QMMA.SF.16832" in out                                      # the SASS it became
     assert "SF_A supplied by lanes [0, 1, 4, 5" in out                 # decoded selectors
     assert "reference output (mode exact)" in out
+
+
+def test_resume_keeps_the_shard_of_the_run(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--resume`` completes the run it is given: a shard's run stays that shard (it must not pull
+    in the other shards' cases) even when ``--shard`` is not typed again."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda argv, **kw: calls.append(list(argv)) or 0)
+    rc, _ = _run(capsys, "run", "--suite", "descriptors", "--level", "smoke", "--backend", "model",
+                 "--shard", "1/3", "--out", str(tmp_path))
+    assert rc == 0
+    (run_dir,) = tmp_path.iterdir()
+    rc, _ = _run(capsys, "run", "--resume", str(run_dir))
+    assert rc == 0 and len(calls) == 2
+    assert [a for a in calls[1] if a.startswith("--mmacts-shard")] == ["--mmacts-shard=1/3"]
+    assert any(a.startswith("--mmacts-resume=") for a in calls[1])
+
+
+def test_delegated_subcommand_reaches_its_module(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    rc, err = _run(capsys, "report", "compare", str(tmp_path), str(tmp_path))
+    assert rc == 2 and err.startswith("mmacts report: error:") and "no run.json" in err
