@@ -190,6 +190,10 @@ class Executor:
         if result.extra.get("observation") is not None:
             out["observation"] = result.extra["observation"]
         msg = exp.note
+        if cmp.status == "observed":
+            agree = ("agrees with the hypothesis" if cmp.mismatches == 0
+                     else f"{cmp.mismatches} elements differ from the hypothesis, first {cmp.first_mismatch}")
+            msg = "; ".join(x for x in (msg, agree) if x)
         if cmp.status == "fail":
             diag = getattr(driver, "diagnose", None)
             hint = diag(case, result.got, exp.want, cmp.mask) if diag else ""

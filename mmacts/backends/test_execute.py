@@ -124,3 +124,25 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
     rec = ex.execute(FailingDriver(), _case("sm_90a"))
     assert rec["status"] == "error"
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in rec["message"] and "exact data" not in rec["message"]
+
+
+def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from mmacts.backends.driver import Expectation, LaunchResult
+
+    class Observing(MixedDriver):
+        def make_inputs(self, case: Case) -> None:
+            return None
+
+        def expected(self, case: Case, inputs: None) -> Expectation:
+            return Expectation(np.ones(2, np.float32), mode="observe:model:some_hypothesis", note="PROBE x")
+
+        def run_model(self, case: Case, inputs: None) -> LaunchResult:
+            return LaunchResult(np.ones(2, np.float32))
+
+    ex = Executor(backend="model")
+    monkeypatch.setattr(ex, "assemble", lambda d, c: execute.Assembled(True, b"", "", 0.0, "", "v", ""))
+    rec = ex.execute(Observing(), _case("sm_100a"))
+    assert rec["status"] == "observed" and rec["compare_mode"] == "observe:model:some_hypothesis"
+    assert rec["message"] == "PROBE x; agrees with the hypothesis"

@@ -56,3 +56,5 @@ def test_observe_modes_never_fail() -> None:
     for mode in ("observe", "observe:model:b200_tcgen05_hypothesis"):
         r = compare(got, Expectation(want, mode=mode))
         assert r.status == "observed" and r.mismatches == 2
+        same = compare(want.copy(), Expectation(want, mode=mode))
+        assert same.status == "observed" and same.mismatches == 0, "an observation is never a pass"
