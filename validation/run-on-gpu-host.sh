@@ -2,9 +2,11 @@
 # Run the suites on a GPU host that has no network and no NVIDIA wheels, as the committed
 # validation reports were made. Carry ptxas/nvdisasm 13.5.37 (from the nvidia-cuda-nvcc /
 # nvidia-cuda-nvdisasm wheels) in .tc/ (ptxas gzipped); the run records MMACTS_TOOLCHAIN_DIR.
-#   usage: bash validation/run-on-gpu-host.sh OUT_DIR GIT_SHA
+#   usage: bash validation/run-on-gpu-host.sh OUT_DIR [GIT_SHA]
+# Without GIT_SHA the sha comes from .mmacts-sha (write it before the tree travels:
+# `git rev-parse HEAD > .mmacts-sha`), so nobody has to type it.
 set -euo pipefail
-out=${1:?output folder}; sha=${2:-unknown}
+out=${1:?output folder}; sha=${2:-$(cat .mmacts-sha 2>/dev/null || echo unknown)}
 mkdir -p /tmp/tc "$out"
 gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
 export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$sha MMACTS_CACHE_DIR=/tmp/mmacts-cache
