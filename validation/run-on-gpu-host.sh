@@ -4,7 +4,7 @@
 # nvidia-cuda-nvdisasm wheels) in .tc/ (ptxas gzipped); the run records MMACTS_TOOLCHAIN_DIR.
 #   usage: bash validation/run-on-gpu-host.sh OUT_DIR [GIT_SHA]
 # Without GIT_SHA the sha comes from .mmacts-sha (write it before the tree travels:
-# `git rev-parse HEAD > .mmacts-sha`), so nobody has to type it.
+# `git rev-parse HEAD > .mmacts-sha`; it is git-ignored, so carry it with .tc), so nobody types it.
 set -euo pipefail
 out=${1:?output folder}; sha=${2:-$(cat .mmacts-sha 2>/dev/null || echo unknown)}
 mkdir -p /tmp/tc "$out"
