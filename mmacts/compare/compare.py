@@ -61,8 +61,9 @@ def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = Fal
     nan_g, nan_w = np.isnan(got), np.isnan(want)
     if exp.mode == "bound":
         tol = np.asarray(exp.tolerance if exp.tolerance is not None else 0.0, dtype=np.float64)
-        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        bad = ~((diff <= tol) | (nan_g & nan_w))
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        bad = ~((diff <= tol) | (nan_g & nan_w) | (got == want))  # equal infinities are within any bound
     else:
         same_bits = got.view(np.int32) == want.view(np.int32)
         equal_val = (got == want) if not signed_zero else same_bits

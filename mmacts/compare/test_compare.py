@@ -58,3 +58,10 @@ def test_observe_modes_never_fail() -> None:
         assert r.status == "observed" and r.mismatches == 2
         same = compare(want.copy(), Expectation(want, mode=mode))
         assert same.status == "observed" and same.mismatches == 0, "an observation is never a pass"
+
+
+def test_bound_mode_accepts_equal_infinities() -> None:
+    want = np.array([np.inf, -np.inf, 1.0], dtype=np.float32)
+    assert compare(want.copy(), Expectation(want, mode="bound", tolerance=0.5)).status == "pass"
+    flipped = np.array([-np.inf, -np.inf, 1.0], dtype=np.float32)
+    assert compare(flipped, Expectation(want, mode="bound", tolerance=0.5)).mismatches == 1

@@ -117,6 +117,8 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         _table(by_table) if len(by_table) else "<p>no case of this run cites a spec-table row</p>",
         "<h2>By backend</h2>", _table(_counts(df, "backend")),
         f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
+        (f"<p>the first {len(bad_view)} are shown; every one is in results.csv / results.parquet</p>"
+         if len(bad) > len(bad_view) else ""),
         _table(bad_view, "wide") if len(bad) else "<p>none</p>",
         "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
     ]

@@ -144,3 +144,14 @@ def test_unwritable_output_is_one_line(tmp_path: Path, capsys) -> None:  # noqa:
     assert main(["compare", str(base), str(new), "--out", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mmacts report: error: cannot write") and "Traceback" not in err
+
+
+def test_index_says_when_failures_are_cut() -> None:
+    from mmacts.report import html
+    from mmacts.report.frame import to_frame
+
+    df = to_frame([empty_record(case_id=f"c{i:04d}", suite="s", status="fail", backend="model")
+                   for i in range(600)])
+    page = html.render(df, {})
+    assert "Failures, errors and timeouts (600)" in page and "the first 500 are shown" in page
+    assert "the first" not in html.render(df.head(10), {})
