@@ -35,6 +35,8 @@ class DeviceInfo:
     driver_version: int
     runtime_version: int
     index: int = 0
+    count: int = 1
+    """How many CUDA devices are visible."""
 
     @property
     def arch(self) -> str:
@@ -65,6 +67,7 @@ def probe(index: int = 0) -> DeviceInfo | str:
             driver_version=int(runtime.driverGetVersion()),
             runtime_version=int(runtime.runtimeGetVersion()),
             index=index,
+            count=int(count),
         )
     except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
         return f"no usable GPU: {type(exc).__name__}: {exc}".strip()

@@ -52,27 +52,21 @@ def _fmt_cuda_version(v: int) -> str:
 
 @functools.lru_cache(maxsize=1)
 def probe() -> GpuStatus:
-    """Probe the first visible GPU once per process (MMACTS_NO_GPU=1 forces 'none')."""
+    """Probe the first visible GPU once per process (MMACTS_NO_GPU=1 forces 'none').
+
+    The device query itself is :func:`mmacts.backends.cuda_runtime.probe` (one place asks CuPy);
+    this adds what the reports need: readable versions and the kernel driver.
+    """
     if os.environ.get("MMACTS_NO_GPU") == "1":
         return GpuStatus(False, "disabled by MMACTS_NO_GPU=1")
-    try:
-        import cupy  # noqa: F401
-        from cupy.cuda import runtime
-    except Exception as exc:  # ImportError or a broken CUDA install
-        return GpuStatus(False, f"CuPy unavailable ({type(exc).__name__}: {exc})")
-    try:
-        count = runtime.getDeviceCount()
-        if count < 1:
-            return GpuStatus(False, "no CUDA device visible")
-        props = runtime.getDeviceProperties(0)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        cc = (int(props["major"]), int(props["minor"]))
-        return GpuStatus(
-            usable=True, name=name, compute_capability=cc,
-            driver_version=_fmt_cuda_version(runtime.driverGetVersion()),
-            runtime_version=_fmt_cuda_version(runtime.runtimeGetVersion()),
-            kernel_driver=kernel_driver_version(), count=count,
-        )
-    except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return GpuStatus(False, msg)
+    from mmacts.backends.cuda_runtime import probe as device_probe
+
+    info = device_probe(0)
+    if isinstance(info, str):
+        return GpuStatus(False, info.removeprefix("no usable GPU: "))
+    return GpuStatus(
+        usable=True, name=info.name, compute_capability=info.compute_capability,
+        driver_version=_fmt_cuda_version(info.driver_version),
+        runtime_version=_fmt_cuda_version(info.runtime_version),
+        kernel_driver=kernel_driver_version(), count=info.count,
+    )

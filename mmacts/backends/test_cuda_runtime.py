@@ -133,3 +133,23 @@ def test_a_faulted_kernel_is_an_error_at_once_not_a_timeout(monkeypatch):
     out = cr.Runtime._wait(rt, _Never(), _Never(), time.monotonic() + 30, "k")
     assert out.status == "error" and "IllegalAddress" in out.message and time.monotonic() - t0 < 1.0
     assert rt.poisoned, "an illegal address is sticky: the worker must be replaced"
+
+
+def test_the_report_probe_reads_the_same_device_query(monkeypatch):
+    """gpu.probe (reports, backend choice) is built on cuda_runtime.probe: one place asks CuPy."""
+    from mmacts.backends import gpu
+
+    monkeypatch.delenv("MMACTS_NO_GPU", raising=False)
+    for runtime_obj, usable in ((_Hopper(), True), (_InsufficientDriver(), False)):
+        _fake_cupy(monkeypatch, runtime_obj)
+        gpu.probe.cache_clear()
+        try:
+            st = gpu.probe()
+        finally:
+            gpu.probe.cache_clear()
+        assert st.usable is usable
+        if usable:
+            assert (st.name, st.sm, st.driver_version, st.runtime_version, st.count) == (
+                "NVIDIA H100 80GB HBM3", "sm_90", "13.0", "13.0", 1)
+        else:
+            assert "cudaErrorInsufficientDriver" in st.reason and not st.reason.startswith("no usable GPU")
