@@ -264,4 +264,23 @@ def crash_safe_loadgroup(config: Any, log: Any) -> Any:
                 self._reschedule(other)
             return crashitem
 
+        def _reschedule(self, node: Any) -> None:
+            # Two workers replaced close together: xdist reschedules every node when one replacement
+            # finishes collecting, including the other one that has not collected yet, and dies on
+            # its missing collection (INTERNALERROR, the rest of the run lost). A node still
+            # collecting gets its work when its own collection finishes.
+            if node not in self.registered_collections:
+                return
+            # The node may be dead already, its own errordown not yet processed: sending then fails.
+            # Give back what this call assigned, so the dead node's removal does not blame a case it
+            # never received, and another worker runs it.
+            before = set(self.assigned_work.get(node, {}))
+            try:
+                super()._reschedule(node)
+            except OSError:
+                assigned = self.assigned_work.get(node, {})
+                for scope in [sc for sc in assigned if sc not in before]:
+                    self.workqueue[scope] = assigned.pop(scope)
+                    self.workqueue.move_to_end(scope, last=False)
+
     return CrashSafeLoadGroupScheduling(config, log)

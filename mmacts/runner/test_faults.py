@@ -244,3 +244,44 @@ def test_single_process_crashes_are_pinned_on_their_case_and_resumed(tmp_path: P
     assert [r["status"] for r in kinds["good"]] == ["pass"] * 3
     assert stderr.count("resuming") == 2
     assert json.loads((run_dir / "run.json").read_text())["complete"] is True
+
+
+def test_scheduler_leaves_a_still_collecting_replacement_alone() -> None:
+    """Two replacement workers at once: rescheduling the one that has not collected must not crash
+    the controller (xdist raised KeyError there and the rest of the run was lost)."""
+    from types import SimpleNamespace
+
+    sched = faults.crash_safe_loadgroup(SimpleNamespace(getvalue=lambda name: ["2*popen"] if name == "tx" else 2,
+                                                        option=SimpleNamespace(numprocesses=2, tx=[])), None)
+    class Node:  # a replacement worker that has not sent its collection yet
+        shutting_down = False
+
+    collecting = Node()
+    sched.assigned_work[collecting] = {}
+    sched.workqueue["scope"] = {"test_x.py::t[a]": False}
+    sched._reschedule(collecting)  # must not raise
+    assert sched.assigned_work[collecting] == {} and "scope" in sched.workqueue
+
+
+def test_scheduler_gives_back_work_a_dead_worker_could_not_receive() -> None:
+    """Two workers dying together: sending to the second fails (channel closed); the unit must go back
+    to the queue, not stay assigned to a dead worker whose removal would then blame a case it never ran."""
+    from types import SimpleNamespace
+
+    sched = faults.crash_safe_loadgroup(SimpleNamespace(getvalue=lambda name: ["2*popen"] if name == "tx" else 2,
+                                                        option=SimpleNamespace(numprocesses=2, tx=[])), None)
+
+    class DeadNode:
+        shutting_down = False
+
+        def send_runtest_some(self, indexes: list[int]) -> None:
+            raise OSError("cannot send (already closed?)")
+
+    dead = DeadNode()
+    sched.assigned_work[dead] = {}
+    sched.registered_collections[dead] = ["test_x.py::t[a]", "test_x.py::t[b]"]
+    sched.workqueue["a"] = {"test_x.py::t[a]": False}
+    sched.workqueue["b"] = {"test_x.py::t[b]": False}
+    sched._reschedule(dead)  # must not raise
+    assert sched.assigned_work[dead] == {}
+    assert list(sched.workqueue) == ["a", "b"], "given back, in the original order"
