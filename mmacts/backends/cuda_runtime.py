@@ -258,6 +258,8 @@ def as_module(module: Any) -> LoadedModule:
     """Accept a :class:`LoadedModule`, a cubin (bytes) or PTX (str) from a backend."""
     if isinstance(module, LoadedModule | RecordingModule):
         return module
+    if hasattr(module, "launch") and hasattr(module, "rt"):  # the PTX VM (mmacts.ptxvm.VmModule)
+        return module
     if isinstance(module, bytes | str):
         return load_module(module)
     if hasattr(module, "get_function"):

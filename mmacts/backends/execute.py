@@ -5,8 +5,12 @@ everywhere:
 
 - ``compile``: generate the module, assemble it for the case's arch, record SASS.
   A compile-only suite (toolchain conformance) always runs here.
-- ``model``: generate and assemble as above (so the pipeline is the same), then
-  encode inputs, execute the CPU spec model, decode, compare with the reference.
+- ``model``: generate and assemble as above (so the pipeline is the same), then run the
+  *same* module text and launch the ``cuda`` backend would on the PTX virtual machine
+  (``mmacts.ptxvm``): the driver's own ``run_cuda`` launches on a ``VmModule``, so the
+  kernel's instructions, parameters, buffers and host-side decoding are exercised. A suite
+  with no kernel to execute (``vm_reason`` says why) falls back to its record-level model, and
+  the record's ``executor`` says which one ran.
 - ``cuda``: the same, but launch on the GPU. Cases of one form are launched
   together (many cases per launch) and the results are cached per case.
 - ``auto``: ``cuda`` where a GPU is present and the suite supports it, ``model``
@@ -30,6 +34,23 @@ from mmacts.compare.compare import compare
 from mmacts.report.records import empty_record
 
 BACKENDS: tuple[str, ...] = ("auto", "cuda", "model", "compile")
+
+VM_BATCH = 16
+"""Cases of one form per VM launch: threads of all their CTAs run as one numpy vector."""
+
+
+def vm_reason(driver: Driver, case: Case) -> str | None:
+    """Why the model backend cannot execute ``case``'s kernel on the PTX VM (None: it can)."""
+    fn = getattr(driver, "vm_reason", None)
+    if fn is None:
+        return "the suite has no VM launch path"
+    return fn(case)
+
+
+def vm_profile(driver: Driver, case: Case) -> dict[str, Any]:
+    """The VM's device profile for ``case`` (e.g. the tensor-core arithmetic hypothesis)."""
+    fn = getattr(driver, "vm_profile", None)
+    return dict(fn(case)) if fn is not None else {}
 
 
 class CaseSkipped(Exception):
@@ -59,6 +80,8 @@ class Executor:
     _modules: dict[tuple, Assembled] = field(default_factory=dict)
     _cuda_results: dict[str, tuple[LaunchResult, Any]] = field(default_factory=dict)
     _cuda_done: set[str] = field(default_factory=set)
+    vm_trace: Any = None
+    """A ``mmacts.ptxvm.trace.Tracer`` to attach to VM launches (``mmacts explain --trace``)."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -167,9 +190,13 @@ class Executor:
             return dict(out, status="fail", message=f"ptxas refused a valid form: {mod.message}")
         if on_gpu:
             result, inputs = self._cuda_result(driver, case, mod)
+        elif vm_reason(driver, case) is None:
+            result, inputs = self._vm_result(driver, case, mod)
+            out["executor"] = "ptxvm"
         else:
             inputs = driver.make_inputs(case)
             result = driver.run_model(case, inputs)
+            out["executor"] = f"record-model ({vm_reason(driver, case)})"
         if result.status == "timeout":
             return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
         if result.status == "skip":
@@ -219,6 +246,33 @@ class Executor:
                 self._cuda_results[c.case_id] = (r, i)
         self._cuda_done.add(case.case_id)
         return self._cuda_results.pop(case.case_id)
+
+    def _vm_result(self, driver: Driver, case: Case, mod: Assembled) -> tuple[LaunchResult, Any]:
+        """Run every pending case of this form (and VM profile) in one VM launch, as the cuda backend
+        batches a GPU launch; return this case's result. A batch whose launch failed is re-run
+        case by case, so a kernel fault is reported against the case that provokes it."""
+        if case.case_id not in self._cuda_results:
+            prof = vm_profile(driver, case)
+            batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
+                     if c.case_id not in self._cuda_results and c.case_id not in self._cuda_done
+                     and vm_reason(driver, c) is None and vm_profile(driver, c) == prof][:VM_BATCH] or [case]
+            if case not in batch:
+                batch = [case, *batch[:-1]]
+            inputs = [driver.make_inputs(c) for c in batch]
+            results = driver.run_cuda(batch, inputs, self._vm_module(mod, case, prof))
+            if len(batch) > 1 and any(r.status not in ("ok", "skip") for r in results):
+                results = [driver.run_cuda([c], [i], self._vm_module(mod, c, prof))[0]
+                           for c, i in zip(batch, inputs, strict=True)]
+            for c, i, r in zip(batch, inputs, results, strict=True):
+                r.extra.setdefault("executor", "ptxvm")
+                self._cuda_results[c.case_id] = (r, i)
+        self._cuda_done.add(case.case_id)
+        return self._cuda_results.pop(case.case_id)
+
+    def _vm_module(self, mod: Assembled, case: Case, profile: dict[str, Any]) -> Any:
+        from mmacts.ptxvm import load_module
+
+        return load_module(mod.ptx, case.arch, profile=profile, trace=self.vm_trace)
 
     def holds_results(self) -> bool:
         """True while a batched launch has results that later cases of this process will take.

@@ -20,6 +20,7 @@ COLUMNS: tuple[str, ...] = (
     "spec_rows",
     "arch",
     "backend",
+    "executor",
     "device",
     "status",
     "compare_mode",

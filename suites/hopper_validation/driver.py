@@ -272,6 +272,10 @@ class HopperDriver:
         return Expectation(want, "observe",
                            note=f"numeric model {model} over {f['steps']} chained wgmma K-steps (hypothesis)")
 
+    def vm_reason(self, case: Case) -> str | None:
+        """Every case's kernel runs on the PTX VM (``--backend model``)."""
+        return None
+
     def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         """CPU execution from the encoded operands (register images / smem image + descriptors)."""
         f = case.form

@@ -140,6 +140,10 @@ class BlockScaleDriver:
                           scale_a=F.decode(form.stype, lg.sfa), scale_b=F.decode(form.stype, lg.sfb))
         return Expectation(want.astype(np.float32), "exact", note="exact by construction")
 
+    def vm_reason(self, case: Case) -> str | None:
+        """Every case's kernel runs on the PTX VM (``--backend model``)."""
+        return None
+
     def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         return LaunchResult(fr.decode_f32(execute(_form(case), inputs["regs"])))
 

@@ -77,6 +77,10 @@ def _split(values: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
+GPU_PATHS = ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a")
+"""E4M3 probe paths that have a kernel (the others are record-model only)."""
+
+
 class ProbesDriver:
     """Implements :class:`mmacts.backends.driver.Driver` for the numeric probes."""
 
@@ -130,6 +134,21 @@ class ProbesDriver:
         return LaunchResult(values.astype(np.float32), "ok", kernel_us,
                             {"observation": json.dumps(obs, default=str)})
 
+    def vm_reason(self, case: Case) -> str | None:
+        """Every probe path's kernel runs on the PTX VM (``--backend model``); the VM's numeric
+        model of each path is the device profile's (``mmacts.ptxvm.warpmma.numerics``)."""
+        if not BS.is_blockscale(case) and case.form["path"] not in GPU_PATHS:
+            return f"no kernel for the E4M3 probes on {case.form['path']} (the tcgen05 block-scale probes cover it)"
+        return None
+
+    def vm_profile(self, case: Case) -> dict[str, str]:
+        """Block-scale paths: the VM's tensor core computes with the hypothesis the probe plants (so
+        the recovery finds the planted parameters); other paths: the VM's device profile."""
+        if BS.is_blockscale(case):
+            planted = BS.path_of(case).planted
+            return {"tcgen05_arithmetic": planted, "mma_sync_model": planted}
+        return {}
+
     def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         if BS.is_blockscale(case):
             return BS.run_model(case, inputs)
@@ -142,7 +161,7 @@ class ProbesDriver:
         if BS.is_blockscale(cases[0]):
             return BS.run_cuda(cases, inputs, module)
         path = cases[0].form["path"]
-        if path not in ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a"):
+        if path not in GPU_PATHS:
             return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})
                     for _ in cases]
         allv = [v for x in inputs for v in x["vectors"]]

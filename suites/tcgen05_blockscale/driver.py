@@ -79,6 +79,15 @@ class Tcgen05BlockScaleDriver:
                                     "a mismatch pattern is the observation")
         return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
 
+    def vm_reason(self, case: Case) -> str | None:
+        """Every case's kernel runs on the PTX VM (``--backend model``)."""
+        return None
+
+    def vm_profile(self, case: Case) -> dict[str, str]:
+        """The VM's tensor-core arithmetic: the named numeric model for random data (observed
+        against it), exact float64 accumulation for exact-by-construction data."""
+        return {"tcgen05_arithmetic": C.numeric_model_of(case) if B.is_random(case) else "float64"}
+
     def run_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
         hyp = machine.Hypotheses(arithmetic=C.numeric_model_of(case) if B.is_random(case) else "float64")
         dumps = machine.run(_form(case), inputs.programs, hyp)
@@ -131,7 +140,8 @@ class Tcgen05BlockScaleDriver:
                                                   extra={"status_words": st.tolist()})
                         continue
                     got = B.decode_output(inp, d)
-                    results[i] = LaunchResult(got=got, kernel_us=out.kernel_us / max(1, len(run_idx)),
+                    us = None if out.kernel_us is None else out.kernel_us / max(1, len(run_idx))
+                    results[i] = LaunchResult(got=got, kernel_us=us,
                                               extra={"status_words": st.tolist(), "launch_cases": len(run_idx)})
         return [r if r is not None else LaunchResult(got=None, status="error") for r in results]
 

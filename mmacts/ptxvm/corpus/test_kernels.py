@@ -1,0 +1,119 @@
+"""The corpus generator and the silicon records agree, and the records make sense (no VM needed)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mmacts.ptxvm.corpus import records as R
+from mmacts.ptxvm.corpus.kernels import by_name, corpus
+
+RECORDS = R.record_dirs()
+
+
+def test_corpus_is_well_formed() -> None:
+    ks = corpus()
+    names = [k.name for k in ks]
+    assert len(names) == len(set(names)) and 30 <= len(ks) <= 80
+    for k in ks:
+        ptx = k.ptx()
+        assert ".target sm_90a" in ptx and ".address_size 64" in ptx and f".entry {k.name}(" in ptx
+        assert k.inputs().shape == (k.threads, k.n_in) and k.n_out >= 1
+        assert np.array_equal(k.inputs(), k.inputs()), "inputs must be deterministic"
+
+
+def test_every_kernel_assembles() -> None:
+    from mmacts.toolchain.assemble import assemble
+    from mmacts.toolchain.locate import ToolchainMissing
+
+    try:
+        bad = {k.name: r.first_error_line for k in corpus() if not (r := assemble(k.ptx(), "sm_90a")).ok}
+    except ToolchainMissing as exc:
+        pytest.skip(str(exc))
+    assert not bad, bad
+
+
+def test_a_record_exists() -> None:
+    assert RECORDS, f"no silicon record under {R.SILICON_ROOT}"
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+def test_record_matches_the_generator(record) -> None:
+    """The recorded PTX and inputs are today's generator's; a generator change needs a re-record."""
+    gen = by_name()
+    man = json.loads((record / "corpus" / "manifest.json").read_text())
+    assert [k["name"] for k in man["kernels"]] == list(gen), "corpus kernels changed: re-record on a GPU"
+    for rec in R.corpus_records(record):
+        k = gen[rec.name]
+        assert rec.ptx == k.ptx(), f"{rec.name}: PTX changed: re-record on a GPU"
+        assert np.array_equal(rec.inputs, k.inputs()), f"{rec.name}: inputs changed: re-record on a GPU"
+        assert (rec.grid, rec.block, rec.n) == (k.grid, k.block, k.n)
+    assert all(k["status"] == "ok" and k["repeat_identical"] for k in man["kernels"])
+
+
+def _u32(x: np.ndarray) -> np.ndarray:
+    return (x & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+def test_silicon_spot_checks(record) -> None:
+    """A few outputs checked against numpy: the slot layout, the 0xFF fill and the launch shape are right."""
+    recs = {r.name: r for r in R.corpus_records(record)}
+    r = recs["arith_u32"]
+    a, b, n = _u32(r.inputs[:, 0]), _u32(r.inputs[:, 1]), r.n
+    assert np.array_equal(_u32(r.silicon[:n, 0]), (a + b)[:n])
+    assert np.array_equal(_u32(r.silicon[:n, 2]), (a * b)[:n])
+    assert np.all(r.silicon[:n, 0] >> np.uint64(32) == 0xFFFFFFFF), "u32 store must leave the upper half 0xFF"
+    assert np.all(r.silicon[n:] == np.uint64(2**64 - 1)), "threads past n must write nothing"
+    r = recs["shift_b32"]
+    a, s = _u32(r.inputs[:, 0]).astype(np.uint64), _u32(r.inputs[:, 1]).astype(np.uint64)
+    want = np.where(s >= 32, 0, (a << np.minimum(s, 32)) & np.uint64(0xFFFFFFFF))
+    assert np.array_equal(_u32(r.silicon[:r.n, 0]), want[:r.n].astype(np.uint32))
+    r = recs["sregs_3d"]
+    t = np.arange(r.silicon.shape[0])
+    bs = int(np.prod(r.block))
+    assert np.array_equal(_u32(r.silicon[:, 0]), (t % bs) % r.block[0])  # tid.x
+    lane = (t % bs) % 32
+    assert np.array_equal(_u32(r.silicon[:, 6]), lane)  # %laneid
+    assert np.array_equal(_u32(r.silicon[:, 6] >> np.uint64(32)), np.uint32(1) << lane.astype(np.uint32))  # eq
+    r = recs["bar_reduce"]
+    x = _u32(r.inputs[:, 0]).reshape(-1, 64).astype(np.uint64)
+    assert np.array_equal(_u32(r.silicon[:, 1]), (np.cumsum(x, axis=1) & np.uint64(0xFFFFFFFF)).ravel())
+    assert np.all(_u32(recs["mbarrier_phases"].silicon[:, 0]) == 0b101101101110)
+    assert np.all(_u32(recs["mbarrier_tx"].silicon[:, 0]) == 0b100100)
+    r = recs["float_f32"]
+    fa, fb = _u32(r.inputs[:, 0]).view(np.float32), _u32(r.inputs[:, 1]).view(np.float32)
+    with np.errstate(all="ignore"):
+        s, m = fa + fb, fa * fb
+    ok = ~np.isnan(s[:r.n])
+    assert np.array_equal(_u32(r.silicon[:r.n, 0])[ok], s[:r.n].view(np.uint32)[ok])
+    assert np.all(_u32(r.silicon[:r.n, 0])[~ok] == 0x7FFFFFFF), "sm_90 add.f32 NaN results are canonical"
+    ok = ~np.isnan(m[:r.n])
+    assert np.array_equal(_u32(r.silicon[:r.n, 2])[ok], m[:r.n].view(np.uint32)[ok])
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+def test_hopper_silicon_outputs_pass_the_suite(record) -> None:
+    """The recorded silicon outputs, replayed through the driver's real run_cuda, pass as on the GPU."""
+    from mmacts.backends.cuda_runtime import RecordingModule
+    from mmacts.compare.compare import compare
+    from suites.hopper_validation.driver import DRIVER
+
+    by_id = {c.case_id: c for c in DRIVER.cases(R.hopper_level(record))}
+    launches = R.hopper_launches(record)
+    statuses = []
+    for la in launches:
+        assert la.index == 0, "one launch per module expected"
+        cases = [by_id[c] for c in la.cases]
+        outs = [(int(i), la.silicon[key]) for i, (kind, key, _) in enumerate(a for a in la.args if a[0] == "out")]
+        replay = {i: v for i, v in outs}
+        inputs = [DRIVER.make_inputs(c) for c in cases]
+        for c, x, res in zip(cases, inputs, DRIVER.run_cuda(cases, inputs, RecordingModule(b"", replay=replay)),
+                             strict=True):
+            st = compare(res.got, DRIVER.expected(c, x)).status
+            statuses.append((c.case_id, st))
+    assert len(statuses) == 86
+    bad = [s for s in statuses if s[1] not in ("pass", "observed")]
+    assert not bad, bad

@@ -1,0 +1,516 @@
+"""SIMT execution of one kernel launch: threads, registers, the scheduler, barriers.
+
+How threads run. All threads of a group of CTAs (whole clusters; as many CTAs as fit a thread
+budget) are one set of numpy arrays: a register is an array with one element per thread. The
+scheduler repeatedly picks the smallest program counter among the runnable threads and executes
+that instruction for every thread standing there (the *active* set). This is how divergent threads
+reconverge: a thread that skipped ahead waits until the others reach it; a loop with a
+data-dependent trip count runs until its last thread leaves. Warp-collective ``.aligned``
+instructions require every live thread of the warp in the active set, as the ISA requires.
+
+Barriers are real: ``bar.sync`` blocks a thread until every live thread of its CTA (or the
+requested count) has arrived at that barrier id, wherever in the program it did so;
+``barrier.cluster`` likewise over the cluster. A thread spinning on an ``mbarrier.try_wait`` that
+fails yields to the other threads, and virtual time (``%globaltimer``) advances, so a bounded wait
+in the kernel expires as on a GPU. When nothing can run and threads are still blocked, the launch
+is a deadlock: :class:`VmTimeout` naming the barrier, the line and the threads. A step budget
+bounds everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmTimeout, VmUnsupported
+from mmacts.ptxvm.memory import GlobalMemory, SharedLayout, check_aligned
+from mmacts.ptxvm.parse import Entry, Instr, Module, Operand
+from mmacts.ptxvm.ptxtypes import PtxType, from_bits, ptx_type, to_bits
+
+RUN, BLOCKED, EXITED = 0, 1, 2
+
+MAX_SHARED_BYTES = 232448
+"""Largest shared memory per CTA on sm_90 / sm_100 (227 KiB): a launch asking for more fails."""
+
+STEP_NS = 4
+"""Virtual nanoseconds per scheduler step (``%globaltimer``)."""
+SUSPEND_NS = 10_000_000
+"""Virtual time a failing ``mbarrier.try_wait`` suspends for when no other thread can run."""
+
+
+Handler = Callable[["Machine", Instr, np.ndarray], "bool | None"]
+HANDLERS: dict[str, Handler] = {}
+"""Opcode base (first dotted part, or the first two for ``tcgen05``/``wgmma``/...) -> handler.
+A handler executes ``ins`` for the active threads and returns True when it set their PCs."""
+
+
+def handler(*names: str) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+
+    return deco
+
+
+@dataclass
+class MbarrierState:
+    """An mbarrier object (9.7.13.15): arrival counts and the current phase."""
+
+    expected: int
+    pending: int
+    phase: int = 0
+    tx: int = 0
+
+
+@dataclass
+class LaunchConfig:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cluster: tuple[int, int, int]
+    shared_dynamic: int
+    arch: str
+
+
+@dataclass
+class Machine:
+    """One chunk of a launch (whole clusters of CTAs) executing together."""
+
+    module: Module
+    entry: Entry
+    cfg: LaunchConfig
+    gmem: GlobalMemory
+    params: np.ndarray
+    param_offsets: dict[str, int]
+    ctas: list[int]
+    """Linear CTA ids of this chunk (whole clusters, in order)."""
+    profile: Any = None
+    trace: Any = None
+    max_steps: int = 3_000_000
+    vtime: int = 1_700_000_000_000_000_000
+    steps: int = 0
+    hooks: dict[str, Any] = field(default_factory=dict)
+    """Per-launch state of instruction families (tensor memory, async queues, ...)."""
+
+    def __post_init__(self) -> None:
+        bx, by, bz = self.cfg.block
+        self.nthreads_cta = bx * by * bz
+        C = len(self.ctas)
+        T = C * self.nthreads_cta
+        self.T = T
+        t = np.arange(T)
+        self.cta = t // self.nthreads_cta
+        self.tid = t % self.nthreads_cta
+        self.tid_x = self.tid % bx
+        self.tid_y = (self.tid // bx) % by
+        self.tid_z = self.tid // (bx * by)
+        gx, gy, gz = self.cfg.grid
+        lin = np.asarray(self.ctas)
+        self.cta_x, self.cta_y, self.cta_z = lin % gx, (lin // gx) % gy, lin // (gx * gy)
+        cx, cy, cz = self.cfg.cluster
+        self.ncluster = (gx // cx, gy // cy, gz // cz)
+        cl_x, cl_y, cl_z = self.cta_x // cx, self.cta_y // cy, self.cta_z // cz
+        self.cluster_of_cta = cl_x + self.ncluster[0] * (cl_y + self.ncluster[1] * cl_z)
+        self.rank_of_cta = (self.cta_x % cx) + cx * ((self.cta_y % cy) + cy * (self.cta_z % cz))
+        self.cluster_size = cx * cy * cz
+        self.warp = self.tid // 32
+        self.lane = self.tid % 32
+        self.gwarp = self.cta * ((self.nthreads_cta + 31) // 32) + self.warp
+        self.pc = np.zeros(T, dtype=np.int64)
+        self.status = np.zeros(T, dtype=np.int8)
+        self.bar_id = np.full(T, -1, dtype=np.int64)
+        self.bar_count = np.zeros(T, dtype=np.int64)
+        self.cl_arrive = np.zeros(T, dtype=np.int64)
+        self.cl_wait = np.zeros(T, dtype=np.int64)
+        self.regs: dict[str, np.ndarray] = {}
+        self.reg_types: dict[str, PtxType] = {}
+        for name, decl in self.entry.regs.items():
+            ty = ptx_type(decl.type)
+            self.reg_types[name] = ty
+            self.regs[name] = np.zeros(T, dtype=ty.udtype)
+        # shared memory: module-level variables first, then the entry's, then the dynamic array
+        self.shared_layout = SharedLayout.build([*self.module.variables, *self.entry.shared])
+        self.smem_size = self.shared_layout.dynamic_offset + self.cfg.shared_dynamic
+        if self.smem_size > MAX_SHARED_BYTES:
+            raise VmError(f"launch needs {self.smem_size} bytes of shared memory per CTA; the limit is "
+                          f"{MAX_SHARED_BYTES}")
+        self.smem = np.zeros((C, max(self.smem_size, 1)), dtype=np.uint8)
+        self.smem_writer = np.full((C, max(self.smem_size, 1)), -1, dtype=np.int32)
+        """Thread (chunk index) whose generic-proxy write to each byte is not yet fenced for the async
+        proxy (``fence.proxy.async``), or -1."""
+        self.smem_writer_line = np.zeros((C, max(self.smem_size, 1)), dtype=np.int32)
+        self.mbarriers: dict[tuple[int, int], MbarrierState] = {}
+        self.spin_pc: int | None = None
+        self.pending_regs: dict[str, tuple[np.ndarray, Instr]] = {}
+        """Registers written by an asynchronous load (``tcgen05.ld``) not yet waited for."""
+        self.code = self.entry.code
+        self.labels = self.entry.labels
+
+    # ------------------------------------------------------------------------------ errors
+    def where(self, ins: Instr, act: np.ndarray | None = None, i: int = 0) -> str:
+        s = f"{ins.where()}"
+        if act is not None and len(act):
+            t = int(act[min(i, len(act) - 1)])
+            s += f" [CTA {int(self.ctas[self.cta[t]])}, thread {int(self.tid[t])}]"
+        return s
+
+    # ------------------------------------------------------------------------------ operands
+    def special(self, name: str, act: np.ndarray) -> np.ndarray:
+        """Special registers (10.x): values for the active threads, as uint32 / uint64."""
+        base, _, comp = name.partition(".")
+        ci = {"x": 0, "y": 1, "z": 2}.get(comp, 0)
+        bx, by, bz = self.cfg.block
+        n = len(act)
+        if base == "%tid":
+            return (self.tid_x, self.tid_y, self.tid_z)[ci][act].astype(np.uint32)
+        if base == "%ntid":
+            return np.full(n, (bx, by, bz)[ci], dtype=np.uint32)
+        if base == "%ctaid":
+            return (self.cta_x, self.cta_y, self.cta_z)[ci][self.cta[act]].astype(np.uint32)
+        if base == "%nctaid":
+            return np.full(n, self.cfg.grid[ci], dtype=np.uint32)
+        if base == "%laneid":
+            return self.lane[act].astype(np.uint32)
+        if base == "%warpid":
+            return self.warp[act].astype(np.uint32)
+        if base == "%nwarpid":
+            return np.full(n, (self.nthreads_cta + 31) // 32, dtype=np.uint32)
+        if base in ("%clusterid",):
+            cx = self.cta_x[self.cta[act]] // self.cfg.cluster[0]
+            cy = self.cta_y[self.cta[act]] // self.cfg.cluster[1]
+            cz = self.cta_z[self.cta[act]] // self.cfg.cluster[2]
+            return (cx, cy, cz)[ci].astype(np.uint32)
+        if base == "%nclusterid":
+            return np.full(n, self.ncluster[ci], dtype=np.uint32)
+        if base == "%cluster_ctaid":
+            c = self.cta[act]
+            return ((self.cta_x[c] % self.cfg.cluster[0]), (self.cta_y[c] % self.cfg.cluster[1]),
+                    (self.cta_z[c] % self.cfg.cluster[2]))[ci].astype(np.uint32)
+        if base == "%cluster_nctaid":
+            return np.full(n, self.cfg.cluster[ci], dtype=np.uint32)
+        if base == "%cluster_ctarank":
+            return self.rank_of_cta[self.cta[act]].astype(np.uint32)
+        if base == "%cluster_nctarank":
+            return np.full(n, self.cluster_size, dtype=np.uint32)
+        if base == "%is_explicit_cluster":
+            return np.full(n, "explicitcluster" in self.entry.directives, dtype=bool)
+        if base in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            v = np.full(n, self.vtime + self.steps * STEP_NS, dtype=np.uint64)
+            if base.endswith("_lo"):
+                return v.astype(np.uint32)
+            if base.endswith("_hi"):
+                return (v >> np.uint64(32)).astype(np.uint32)
+            return v
+        if base in ("%clock", "%clock64"):
+            v = np.full(n, self.steps * 2, dtype=np.uint64)
+            return v if base == "%clock64" else v.astype(np.uint32)
+        if base == "%smid":
+            return np.zeros(n, dtype=np.uint32)
+        if base == "%nsmid":
+            return np.full(n, 132, dtype=np.uint32)
+        if base.startswith("%lanemask_"):
+            ln = self.lane[act].astype(np.uint64)
+            one = np.uint64(1)
+            eq = (one << ln).astype(np.uint32)
+            rel = base[len("%lanemask_"):]
+            full = np.uint64(0xFFFFFFFF)
+            lt = ((one << ln) - one).astype(np.uint32)
+            return {"eq": eq, "lt": lt, "le": (lt | eq), "gt": (~(lt | eq)).astype(np.uint32) & np.uint32(full),
+                    "ge": (~lt).astype(np.uint32)}[rel]
+        if base == "%dynamic_smem_size":
+            return np.full(n, self.cfg.shared_dynamic, dtype=np.uint32)
+        if base == "%total_smem_size":
+            return np.full(n, self.smem_size, dtype=np.uint32)
+        raise VmUnsupported(f"special register {name} is not implemented")
+
+    def is_special(self, name: str) -> bool:
+        return name not in self.regs and name.split(".")[0] in (
+            "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%clusterid", "%nclusterid",
+            "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster",
+            "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%clock", "%clock64", "%smid", "%nsmid",
+            "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge", "%dynamic_smem_size",
+            "%total_smem_size")
+
+    def reg_bits(self, name: str, act: np.ndarray) -> np.ndarray:
+        """Raw stored bits of a register for the active threads (checks async-pending reads)."""
+        if name in self.pending_regs:
+            mask, src = self.pending_regs[name]
+            if mask[act].any():
+                raise VmHazard(f"register {name} read before tcgen05.wait::ld completed the load at {src.where()}")
+        try:
+            return self.regs[name][act]
+        except KeyError:
+            raise VmError(f"undeclared register {name}") from None
+
+    def read(self, op: Operand, ty: PtxType, act: np.ndarray) -> np.ndarray:
+        """Operand value as ``ty`` values (numpy dtype ``ty.dtype``) for the active threads."""
+        n = len(act)
+        if op.kind == "reg":
+            if self.is_special(op.name):
+                v = self.special(op.name, act)
+                return _convert_int(v, ty)
+            bits = self.reg_bits(op.name, act)
+            rty = self.reg_types[op.name]
+            if ty.kind == "pred" or rty.kind == "pred":
+                if not (ty.kind == rty.kind == "pred"):
+                    raise VmError(f"register {op.name} (.{rty.name}) used as .{ty.name}")
+                return ~bits if op.neg else bits
+            if rty.bits == ty.bits:
+                return bits.view(ty.dtype)
+            return _resize(bits, rty, ty)
+        if op.kind == "imm":
+            if ty.kind == "f":
+                return np.full(n, op.value, dtype=ty.dtype)
+            if ty.kind == "pred":
+                return np.full(n, bool(op.value))
+            mask = (1 << ty.bits) - 1
+            return np.full(n, op.value & mask, dtype=ty.udtype).view(ty.dtype)
+        if op.kind == "fimm":
+            if op.bits == 32:
+                val = np.array([op.value], dtype=np.uint32).view(np.float32)[0]
+            else:
+                val = np.array([op.value], dtype=np.uint64).view(np.float64)[0]
+            if ty.kind == "f":
+                return np.full(n, val, dtype=ty.dtype)
+            if ty.bits == op.bits:
+                return np.full(n, op.value, dtype=ty.udtype).view(ty.dtype)
+            raise VmError(f"float immediate {op} used as .{ty.name}")
+        if op.kind == "sym":
+            return np.full(n, self.symbol_address(op.name), dtype=ty.udtype).view(ty.dtype)
+        raise VmError(f"operand {op} cannot be read as a value")
+
+    def write(self, op: Operand, ty: PtxType, act: np.ndarray, values: np.ndarray) -> None:
+        if op.kind == "sink":
+            return
+        if op.kind != "reg":
+            raise VmError(f"cannot write to operand {op}")
+        if op.name not in self.regs:
+            raise VmError(f"write to undeclared or read-only register {op.name}")
+        rty = self.reg_types[op.name]
+        if rty.kind == "pred":
+            self.regs[op.name][act] = np.asarray(values, dtype=bool)
+            return
+        bits = to_bits(values, ty) if ty.kind != "pred" else np.asarray(values).astype(np.uint8)
+        if rty.bits != ty.bits:
+            bits = _resize(bits, ty, rty)
+        self.regs[op.name][act] = bits.view(rty.udtype) if bits.dtype != rty.udtype else bits
+        if self.pending_regs and op.name in self.pending_regs:
+            self.pending_regs[op.name][0][act] = False
+
+    def symbol_address(self, name: str) -> int:
+        if name in self.shared_layout.offsets:
+            return self.shared_layout.offsets[name]
+        if name in self.param_offsets:
+            return self.param_offsets[name]
+        raise VmError(f"unknown symbol {name}")
+
+    def address(self, op: Operand, act: np.ndarray) -> np.ndarray:
+        """Effective address (uint64) of an address operand ``[base+offset]``."""
+        if op.kind != "addr":
+            raise VmError(f"expected an address operand, got {op}")
+        if op.base is None:
+            return np.full(len(act), op.offset & (2**64 - 1), dtype=np.uint64)
+        b = op.base
+        if b.kind == "sym":
+            base = np.full(len(act), self.symbol_address(b.name), dtype=np.uint64)
+        elif b.kind == "reg":
+            rty = self.reg_types.get(b.name)
+            if rty is None:
+                raise VmError(f"undeclared register {b.name}")
+            base = self.reg_bits(b.name, act).astype(np.uint64)
+        else:
+            raise VmError(f"cannot address through {b}")
+        return base + np.uint64(op.offset & (2**64 - 1))
+
+    # ------------------------------------------------------------------------------ shared memory
+    def shared_index(self, addrs: np.ndarray, nbytes: int, act: np.ndarray, what: str) -> np.ndarray:
+        """Flat index into ``self.smem`` of (active thread, byte) pairs, bounds-checked."""
+        bad = addrs + np.uint64(nbytes) > np.uint64(self.smem_size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise VmMemoryFault(f"out-of-bounds shared {what} of {nbytes} bytes at shared::cta address "
+                                f"{int(addrs[i]):#x} (CTA window is {self.smem_size} bytes)@thread{i}")
+        rows = self.cta[act].astype(np.int64) * self.smem.shape[1]
+        return rows[:, None] + addrs.astype(np.int64)[:, None] + np.arange(nbytes)
+
+    def shared_load(self, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
+        check_aligned(addrs, nbytes, "shared")
+        idx = self.shared_index(addrs, nbytes, act, "load")
+        return self.smem.reshape(-1)[idx]
+
+    def shared_store(self, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr) -> None:
+        nbytes = data.shape[1]
+        idx = self.shared_index(addrs, nbytes, act, "store")
+        self.smem.reshape(-1)[idx] = data
+        self.smem_writer.reshape(-1)[idx] = act[:, None]
+        self.smem_writer_line.reshape(-1)[idx] = ins.line
+        self.notify("shared_store", idx)
+
+    def notify(self, event: str, *args: Any) -> None:
+        for h in self.hooks.values():
+            fn = getattr(h, "on_" + event, None)
+            if fn is not None:
+                fn(self, *args)
+
+    def check_async_reads(self, cta: int, lo: np.ndarray, what: str) -> None:
+        """The async proxy reads shared bytes ``lo`` (indices into the CTA window): every one must have
+        been fenced (``fence.proxy.async``) by the thread that wrote it with the generic proxy."""
+        w = self.smem_writer[cta, lo]
+        bad = w >= 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            line = int(self.smem_writer_line[cta, lo[i]])
+            raise VmHazard(f"{what} reads shared memory byte {int(lo[i]):#x} of CTA {self.ctas[cta]} written at line "
+                           f"{line} by thread {int(self.tid[w[i]])} with no fence.proxy.async since")
+
+    # ------------------------------------------------------------------------------ scheduling
+    def run(self) -> None:
+        code = self.code
+        ncode = len(code)
+        while True:
+            runnable = self.status == RUN
+            if not runnable.any():
+                if (self.status == EXITED).all():
+                    break
+                self._release_barriers()
+                if not (self.status == RUN).any():
+                    self.deadlock()
+                continue
+            pcs = self.pc
+            if self.spin_pc is not None:
+                other = runnable & (pcs != self.spin_pc)
+                if other.any():
+                    runnable = other
+                else:
+                    self.vtime += SUSPEND_NS
+                self.spin_pc = None
+            minpc = int(pcs[runnable].min())
+            act = np.flatnonzero(runnable & (pcs == minpc))
+            if minpc >= ncode:
+                self.status[act] = EXITED
+                continue
+            ins = code[minpc]
+            self.steps += 1
+            if self.steps > self.max_steps:
+                raise VmTimeout(f"step budget of {self.max_steps} exhausted at {self.where(ins, act)}")
+            if ins.guard is not None:
+                g = self.reg_bits(ins.guard, act)
+                if ins.guard_neg:
+                    g = ~g
+                skip = act[~g]
+                self.pc[skip] += 1
+                act = act[g]
+                if not len(act):
+                    continue
+            fn = HANDLERS.get(ins.base) or HANDLERS.get(".".join(ins.parts[:2]))
+            if fn is None:
+                raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
+            if self.trace is not None:
+                self.trace.before(self, ins, act)
+            try:
+                moved = fn(self, ins, act)
+            except VmError as exc:
+                if "@thread" in str(exc):
+                    msg, _, i = str(exc).rpartition("@thread")
+                    raise type(exc)(f"{msg} at {self.where(ins, act, int(i))}") from None
+                if ins.where() in str(exc):
+                    raise
+                raise type(exc)(f"{exc} at {self.where(ins, act)}") from None
+            if not moved:
+                self.pc[act] += 1
+            if self.trace is not None:
+                self.trace.after(self, ins, act)
+
+    def block(self, act: np.ndarray, bar: int, count: int = 0) -> None:
+        self.status[act] = BLOCKED
+        self.bar_id[act] = bar
+        self.bar_count[act] = count
+        self._release_barriers()
+
+    def _release_barriers(self) -> None:
+        blocked = self.status == BLOCKED
+        if not blocked.any():
+            return
+        live = self.status != EXITED
+        for c in np.unique(self.cta[blocked]):
+            in_cta = self.cta == c
+            for b in np.unique(self.bar_id[blocked & in_cta]):
+                waiting = blocked & in_cta & (self.bar_id == b)
+                if b == -2:  # cluster barrier: every live thread of the cluster arrived for this phase
+                    cl = self.cluster_of_cta[c]
+                    in_cl = self.cluster_of_cta[self.cta] == cl
+                    floor = self.cl_arrive[in_cl & live].min()
+                    rel = waiting & (self.cl_wait < floor)
+                    if rel.any():
+                        self.cl_wait[rel] += 1
+                        self._release(rel)
+                    continue
+                need = self.bar_count[waiting].max()
+                if need == 0:
+                    need = int((live & in_cta).sum())
+                if waiting.sum() >= need:
+                    self._release(waiting)
+
+    def _release(self, mask: np.ndarray) -> None:
+        idx = np.flatnonzero(mask)
+        self.status[idx] = RUN
+        self.bar_id[idx] = -1
+        self.pc[idx] += 1
+
+    def deadlock(self) -> None:
+        blocked = np.flatnonzero(self.status == BLOCKED)
+        t = int(blocked[0])
+        c = int(self.cta[t])
+        ins = self.code[int(self.pc[t])]
+        in_cta = self.cta == c
+        n_block = int((in_cta & (self.status == BLOCKED)).sum())
+        n_exit = int((in_cta & (self.status == EXITED)).sum())
+        what = "barrier.cluster.wait" if self.bar_id[t] == -2 else f"barrier {int(self.bar_id[t])}"
+        raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} wait at {what} ({ins.where()}), "
+                        f"{n_exit} exited, none can arrive")
+
+    def check_converged(self, ins: Instr, act: np.ndarray, width: int = 32) -> None:
+        """``.sync.aligned`` warp (or warpgroup, width 128) collectives: every live thread of each
+        group executes the instruction together."""
+        groups = self.cta[act] * 100000 + self.tid[act] // width
+        live = self.status != EXITED
+        for g in np.unique(groups):
+            members = np.flatnonzero((self.cta * 100000 + self.tid // width == g) & live)
+            if not np.isin(members, act).all():
+                missing = members[~np.isin(members, act)]
+                t = int(missing[0])
+                raise VmError(f"{ins.opcode} is .aligned but thread {int(self.tid[t])} of its "
+                              f"{'warp' if width == 32 else 'warpgroup'} (CTA {self.ctas[self.cta[t]]}) is at "
+                              f"line {self.code[int(self.pc[t])].line if self.pc[t] < len(self.code) else 'exit'}")
+
+
+def _convert_int(v: np.ndarray, ty: PtxType) -> np.ndarray:
+    if ty.kind == "f":
+        raise VmError("special register read as a float")
+    src = ptx_type(f"u{v.dtype.itemsize * 8}")
+    if src.bits == ty.bits:
+        return v.view(ty.dtype)
+    return _resize(v, src, ty)
+
+
+def _resize(bits: np.ndarray, src: PtxType, dst: PtxType) -> np.ndarray:
+    """Bits of ``src``'s width as ``dst``: truncation, or zero / sign extension (by ``src``'s
+    signedness), as PTX defines operand size mismatches for bit-size and integer types."""
+    if dst.kind == "f" and src.kind != "f":
+        if src.bits < dst.bits:
+            raise VmError(f".{src.name} register read as .{dst.name}")
+        return bits.astype(dst.udtype).view(dst.dtype)
+    if src.bits > dst.bits:
+        out = bits.astype(dst.udtype)
+    elif src.signed:
+        out = bits.view(src.dtype).astype(np.dtype(f"int{dst.bits}")).view(dst.udtype)
+    else:
+        out = np.asarray(bits).view(src.udtype).astype(dst.udtype)
+    return out.view(dst.dtype)
+
+
+def values_of(bits: np.ndarray, ty: PtxType) -> np.ndarray:
+    return from_bits(bits, ty)

@@ -1,0 +1,134 @@
+"""The VM's memory spaces: global buffers, per-CTA shared memory, the kernel parameter block.
+
+Why bounds checks on every access: an out-of-range or misaligned access in a kernel is a harness
+bug that a real GPU may hide (the address happens to be mapped) or report far from its cause. The
+VM reports it at the instruction, with the thread and the address, as compute-sanitizer would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mmacts.ptxvm.errors import VmMemoryFault
+
+GLOBAL_BASE = 0x7F00_0000_0000
+"""Where the first global buffer lives (a plausible 64-bit device address, never 0)."""
+GLOBAL_ALIGN = 256
+
+
+@dataclass
+class DeviceArray:
+    """A buffer in the VM's global memory: ``host`` holds its bytes, ``base`` its device address.
+
+    It stands where a CuPy array stands in the cuda backend: the drivers allocate with
+    ``rt.to_device`` / ``rt.empty``, pass it as a kernel argument (its address) and read it back
+    with ``rt.to_host``.
+    """
+
+    host: np.ndarray
+    base: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.host.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.host.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self.host.nbytes
+
+    def get(self, stream: Any = None) -> np.ndarray:
+        return self.host.copy()
+
+
+@dataclass
+class GlobalMemory:
+    """All buffers of one VM runtime, addressed by device address."""
+
+    buffers: list[DeviceArray] = field(default_factory=list)
+    _next: int = GLOBAL_BASE
+
+    def allocate(self, host: np.ndarray) -> DeviceArray:
+        arr = np.ascontiguousarray(host).copy()
+        d = DeviceArray(arr, self._next)
+        self._next += (max(arr.nbytes, 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN + GLOBAL_ALIGN
+        self.buffers.append(d)
+        return d
+
+    def _locate(self, addrs: np.ndarray, nbytes: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+        bases = np.array([b.base for b in self.buffers], dtype=np.uint64)
+        ends = np.array([b.base + b.nbytes for b in self.buffers], dtype=np.uint64)
+        idx = np.searchsorted(bases, addrs, side="right") - 1
+        bad = (idx < 0)
+        idx = np.maximum(idx, 0)
+        if len(self.buffers):
+            bad |= (addrs + np.uint64(nbytes)) > ends[idx]
+        else:
+            bad[:] = True
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise VmMemoryFault(f"out-of-bounds global {what} of {nbytes} bytes at address {int(addrs[i]):#x}"
+                                f"@thread{i}")
+        return idx, addrs - bases[idx]
+
+    def load(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+        """(n, nbytes) uint8 read at ``addrs`` (uint64)."""
+        idx, off = self._locate(addrs, nbytes, "load")
+        out = np.empty((len(addrs), nbytes), dtype=np.uint8)
+        for b in np.unique(idx):
+            sel = idx == b
+            flat = self.buffers[int(b)].host.reshape(-1).view(np.uint8)
+            out[sel] = flat[off[sel].astype(np.int64)[:, None] + np.arange(nbytes)]
+        return out
+
+    def store(self, addrs: np.ndarray, data: np.ndarray) -> None:
+        """Write (n, nbytes) uint8 rows at ``addrs``; later rows win where two threads collide."""
+        nbytes = data.shape[1]
+        idx, off = self._locate(addrs, nbytes, "store")
+        for b in np.unique(idx):
+            sel = idx == b
+            flat = self.buffers[int(b)].host.reshape(-1).view(np.uint8)
+            flat[off[sel].astype(np.int64)[:, None] + np.arange(nbytes)] = data[sel]
+
+
+def check_aligned(addrs: np.ndarray, nbytes: int, space: str) -> None:
+    """Natural alignment of every access (PTX requires it: a misaligned access faults)."""
+    mis = (addrs % np.uint64(nbytes)) != 0
+    if mis.any():
+        i = int(np.flatnonzero(mis)[0])
+        raise VmMemoryFault(f"misaligned {space} access of {nbytes} bytes at address {int(addrs[i]):#x}@thread{i}")
+
+
+@dataclass
+class SharedLayout:
+    """Where each ``.shared`` variable lives in a CTA's shared window."""
+
+    offsets: dict[str, int]
+    static_bytes: int
+    dynamic_name: str | None
+    dynamic_offset: int
+
+    @staticmethod
+    def build(variables: list[Any]) -> SharedLayout:
+        off = 0
+        offsets: dict[str, int] = {}
+        dyn_name, dyn_align = None, 16
+        for v in variables:
+            if v.space != "shared":
+                continue
+            if v.extern:
+                dyn_name, dyn_align = v.name, max(v.align, 16)
+                continue
+            off = (off + v.align - 1) // v.align * v.align
+            offsets[v.name] = off
+            off += v.size
+        dyn_off = (off + dyn_align - 1) // dyn_align * dyn_align
+        if dyn_name is not None:
+            offsets[dyn_name] = dyn_off
+        return SharedLayout(offsets, off, dyn_name, dyn_off)

@@ -1,0 +1,150 @@
+"""Decisive test: every standard case of the tcgen05_blockscale suite through this package vs the old
+model, bit for bit; MMA error paths and footprint; the import graph of the package."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mmacts.ptxvm.tcgen05.cp import execute_cp
+from mmacts.ptxvm.tcgen05.mma import execute_mma
+from reference.tcgen05_model import machine
+from reference.tcgen05_model.program import CP_CODES
+from suites.tcgen05_blockscale import build as B
+from suites.tcgen05_blockscale import cases as C
+from suites.tcgen05_blockscale.driver import DRIVER, _form
+
+CASES = DRIVER.cases("standard")
+
+
+def run_programs(form, programs, arithmetic: str, cp_codes) -> list[np.ndarray]:
+    """One case's CTA records through this package alone (base addresses 0, as the old model):
+    preload, the leader's copies in every CTA of the pair, the MMAs; the read-back windows."""
+    tmems = []
+    for p in programs:
+        t = np.zeros((128, 512), dtype=np.uint32)
+        pre = np.asarray(p.preload, dtype=np.uint32)
+        t[:, : pre.shape[1]] = pre
+        tmems.append(t)
+    smems = [np.asarray(p.smem, dtype=np.uint8) for p in programs]
+    lead = programs[0]
+    for code, taddr, desc in lead.cps:
+        shape, mc, src = cp_codes[int(code)]
+        for v in range(len(programs)):
+            execute_cp([tmems[v]], [smems[v]], int(taddr), int(desc), shape=shape, multicast=mc, src_fmt=src)
+    for op in lead.mmas:
+        execute_mma(kind=form.kind, cta_group=form.cta_group, tmems=tmems, smems=smems, d_taddr=int(op.d_tmem),
+                    a=int(op.a), b_desc=int(op.b_desc), idesc=int(op.idesc), enable_input_d=bool(op.enable_input_d),
+                    sfa_taddr=int(op.sfa_tmem), sfb_taddr=int(op.sfb_tmem), a_is_tmem=form.a_tmem,
+                    sparse=form.sparse, sp_meta_taddr=int(op.sp_meta_tmem) if form.sparse else None,
+                    scale_vec=form.scale_vec, arch=form.arch, arithmetic=arithmetic)
+    return [t[:, p.ld_col0: p.ld_col0 + p.ld_ncols].copy() for t, p in zip(tmems, programs, strict=True)]
+
+
+def test_case_count():
+    assert len(CASES) == 419
+
+
+@pytest.mark.parametrize("suite_case", CASES, ids=[c.case_id for c in CASES])
+def test_against_old_model(suite_case):
+    case = suite_case
+    inp = DRIVER.make_inputs(case)
+    form = _form(case)
+    arith = C.numeric_model_of(case) if B.is_random(case) else "float64"
+    want = machine.run(form, inp.programs, machine.Hypotheses(arithmetic=arith))
+    got = run_programs(form, inp.programs, arith, CP_CODES)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def _one(kind="mxf8f6f4"):
+    case = next(c for c in CASES if c.form["kind"] == kind and c.form["cta_group"] == 1 and c.recipe == "exact"
+                and not c.form["a_tmem"])
+    inp = DRIVER.make_inputs(case)
+    p = inp.programs[0]
+    t = np.zeros((128, 512), np.uint32)
+    t[:, : p.preload.shape[1]] = p.preload
+    return _form(case), p, t, np.asarray(p.smem, np.uint8)
+
+
+def _kw(form, p, t, smem, **over):
+    op = p.mmas[0]
+    kw = dict(kind=form.kind, cta_group=1, tmems=[t], smems=[smem], d_taddr=op.d_tmem, a=op.a, b_desc=op.b_desc,
+              idesc=op.idesc, enable_input_d=op.enable_input_d, sfa_taddr=op.sfa_tmem, sfb_taddr=op.sfb_tmem,
+              scale_vec=form.scale_vec)
+    kw.update(over)
+    return kw
+
+
+def test_footprint_and_disable_lane():
+    form, p, t, smem = _one()
+    t0 = t.copy()
+    fp = execute_mma(**_kw(form, p, t, smem))
+    n = (int(p.mmas[0].idesc) >> 17 & 0x3F) * 8
+    assert fp.tmem_written[0].sum() == 128 * n
+    assert fp.tmem_read[0][:, 256:].any() or fp.tmem_read[0].any()
+    assert all(e <= smem.size for _, e in fp.smem_ranges[0])
+    t2 = t0.copy()
+    execute_mma(**_kw(form, p, t2, smem, disable_output_lane=[0xFFFFFFFF, 0, 0, 1]))
+    assert (t2[:32] == t0[:32]).all() and (t2[96] == t0[96]).all() and (t2[40, :n] == t[40, :n]).all()
+
+
+def test_mma_errors():
+    form, p, t, smem = _one()
+    with pytest.raises(ValueError, match="sparsity"):
+        execute_mma(**_kw(form, p, t, smem, sparse=True))
+    with pytest.raises(ValueError, match="scale-input-d"):
+        execute_mma(**_kw(form, p, t, smem, scale_input_d=1))
+    with pytest.raises(ValueError, match="scale_vec::2X"):
+        execute_mma(**_kw(form, p, t, smem, scale_vec="2X"))
+    with pytest.raises(ValueError, match="cta_group"):
+        execute_mma(**_kw(form, p, t, smem, cta_group=2))
+    with pytest.raises(ValueError, match="D runs past"):
+        execute_mma(**_kw(form, p, t, smem, d_taddr=500))
+    with pytest.raises(ValueError, match="address 0x"):
+        execute_mma(**_kw(form, p, t, smem[:64]))
+    with pytest.raises(ValueError, match="arithmetic"):
+        execute_mma(**_kw(form, p, t, smem, arithmetic="nope"))
+    with pytest.raises(ValueError, match="not modelled"):
+        execute_mma(**_kw(form, p, t, smem, kind="f16"))
+    # SF ID 1 with 2 scale factors per row, mxf4nvf4 without a qualifier, K = 96 off sm_103a
+    f4, p4, t4, s4 = _one("mxf4nvf4")
+    with pytest.raises(ValueError, match="explicit"):
+        execute_mma(**_kw(f4, p4, t4, s4, scale_vec=None))
+    w96 = int(p4.mmas[0].idesc) | (1 << 31)
+    with pytest.raises(ValueError, match="Table 39|sm_103a"):
+        execute_mma(**_kw(f4, p4, t4, s4, idesc=w96, arch="sm_100a"))
+
+
+def test_sf_high_bits_ignored_and_sf_lane():
+    form, p, t, smem = _one()
+    ta, tb = t.copy(), t.copy()
+    execute_mma(**_kw(form, p, ta, smem))
+    execute_mma(**_kw(form, p, tb, smem, sfa_taddr=int(p.mmas[0].sfa_tmem) | 0xC0000000))
+    np.testing.assert_array_equal(ta, tb)
+    with pytest.raises(ValueError, match="lane"):
+        execute_mma(**_kw(form, p, t.copy(), smem, sfa_taddr=int(p.mmas[0].sfa_tmem) | (1 << 16)))
+
+
+FORBIDDEN = ("reference.tcgen05", "reference.mma_sync", "reference.formats", "suites", "mmacts.ptx")
+
+
+def test_import_graph():
+    here = Path(__file__).parent
+    for f in sorted(here.glob("*.py")):
+        if f.name.startswith("test_"):
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            for n in names:
+                bad = [p for p in FORBIDDEN if n == p or n.startswith(p + ".") or n.startswith(p + "_")]
+                assert not bad, f"{f.name} imports {n}"
+                if n.startswith("reference"):
+                    assert n in ("reference.gemm", "reference.numeric_model", "reference"), f"{f.name}: {n}"

@@ -1,0 +1,94 @@
+"""Device profiles: which arithmetic each MMA path uses in the VM (the one table of that choice).
+
+The VM reads operands from the exact register / shared-memory bits (``mma_sync``, ``wgmma``);
+what the tensor core then does with the values is a *numeric model*. The VM does not invent
+one: each path takes the model the rest of the project already uses for it, so a VM result and
+a record-level model result differ only where the operand reading differs.
+
+=========================  ===========  ===================================================
+path                       arch family  model and why
+=========================  ===========  ===================================================
+mma.sync fp8 (no scales)   sm_90        ``hmma_fp8_emulation``: Hopper lowers fp8 mma.sync to
+                                        F2FP + 2 x HMMA.16816; reproduces the published B200
+                                        fp32/fp16 and H100/H200 fp16 files 5000/5000
+                                        (``reference.numeric_model``; hopper_validation's
+                                        HMMA_MODEL); fp32 or fp16 output per the D type
+mma.sync fp8 (no scales)   sm_100       ``hmma_fp8_emulation`` (same lowering, per the model's
+                                        source note; the published B200 data come from it)
+mma.sync fp8 (no scales)   sm_120       ``ada_qmma_fp8``: native QMMA; what the probes plant
+                                        for ``mma_sync.sm_120a`` (suites/probes/models.py);
+                                        a hypothesis until an sm_120 GPU runs
+mma.sync block_scale       sm_120       ``exact_rne``: exact sum of every scaled product and
+                                        C, one RNE rounding to f32 -- what
+                                        ``reference.mma_sync.model.execute`` (default
+                                        ``exact_rne_f32``) and so the mma_sync_blockscale
+                                        suite's model backend compute. Real sm_120 numerics
+                                        are open (AMB-ACC-PRECISION, AMB-ACC-BLOCKSIZE, AMB-ACC-ROUNDING); pass ``model=`` to plant another
+wgmma fp8                  sm_90        ``hopper_wgmma_fp8``: QGMMA, 13-bit rz accumulator;
+                                        reproduces the published H100/H200 fp32 files
+                                        (hopper_validation's WGMMA_MODEL); applied per
+                                        instruction (one K=32 block), D re-entering as C of the
+                                        next wgmma of a chain, as the registers carry it
+wgmma bf16                 sm_90        :data:`H100_BF16_FP32`: the H100 fp16/bf16 -> fp32 row of
+                                        the notes (numeric-models.md §3: fma 16, 2 extra
+                                        alignment bits, rz, C aligned). Measured on the HMMA
+                                        (WMMA) path, NOT on wgmma; the hopper_validation bf16
+                                        cases are exact data, where every model agrees
+=========================  ===========  ===================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference import numeric_model as nm
+
+H100_BF16_FP32 = nm.ModelParams(
+    "h100_bf16_fp32_hmma_row",
+    "H100 fp16/bf16 -> fp32 (numeric-models.md §3, H100TC.m): fma 16, neab 2, rz, -133, C aligned; "
+    "measured through WMMA/HMMA, applied to wgmma bf16 as a hypothesis",
+    fma=16, neab=2, blocks="contiguous", c_placement="aligned",
+    out={"fp32": nm.OutParams(23, "rz", -133), "fp16": nm.OutParams(10, "rne", -21)},
+)
+
+DEVICE_PROFILES: dict[tuple[str, str], str | nm.ModelParams] = {
+    ("mma_sync.fp8", "sm_90"): "hmma_fp8_emulation",
+    ("mma_sync.fp8", "sm_100"): "hmma_fp8_emulation",
+    ("mma_sync.fp8", "sm_120"): "ada_qmma_fp8",
+    ("mma_sync.block_scale", "sm_120"): "exact_rne",
+    ("wgmma.fp8", "sm_90"): "hopper_wgmma_fp8",
+    ("wgmma.bf16", "sm_90"): H100_BF16_FP32,
+}
+"""(path, arch family) -> ``reference.numeric_model`` model name or parameters. See the module docstring."""
+
+
+def arch_family(arch: str) -> str:
+    """``sm_90a`` -> ``sm_90``; ``sm_120a``/``sm_121a`` -> ``sm_120``; ``sm_100a``/``sm_103a`` -> ``sm_100``."""
+    a = arch.strip().lower().removeprefix(".target").strip()
+    if not a.startswith("sm_"):
+        raise ValueError(f"not an sm_ target: {arch!r}")
+    digits = "".join(ch for ch in a[3:] if ch.isdigit())
+    if not digits:
+        raise ValueError(f"not an sm_ target: {arch!r}")
+    n = int(digits)
+    if n >= 120:
+        return "sm_120"
+    if n >= 100:
+        return "sm_100"
+    return f"sm_{n}"
+
+
+def profile(path: str, arch: str) -> str | nm.ModelParams:
+    fam = arch_family(arch)
+    try:
+        return DEVICE_PROFILES[(path, fam)]
+    except KeyError:
+        raise ValueError(f"{path} has no device profile for {arch} (known: "
+                         f"{', '.join(a for p, a in DEVICE_PROFILES if p == path)})") from None
+
+
+def dot(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: str,
+        in_format: tuple[str, str], scale_a: np.ndarray | None = None,
+        scale_b: np.ndarray | None = None) -> np.ndarray:
+    """Row-wise d = a.b + c (V, K) -> (V,) float64 through ``reference.numeric_model.dot``."""
+    return nm.dot(model, a, b, c, out, in_format=in_format, scale_a=scale_a, scale_b=scale_b)
