@@ -253,6 +253,10 @@ def _observation(where: str, data: Any) -> Observation:
     return Observation(**values)
 
 
+NO_DECIDER = "no case decides this yet"
+"""What an entry's notes say when its ``decided_by`` is empty (no existing case or probe decides it)."""
+
+
 def parse_entry(data: Any, index: int) -> Entry:
     """Validate one raw entry (a mapping from YAML) into an :class:`Entry`."""
     where = f"entry #{index + 1}"
@@ -272,7 +276,10 @@ def parse_entry(data: Any, index: int) -> Entry:
     rids = [r.id for r in readings]
     if len(set(rids)) != len(rids):
         raise RegisterError(f"{where}: duplicate reading ids {rids}")
-    decided_by = tuple(_text(where, d, "decided_by item") for d in _list(where, data["decided_by"], "decided_by"))
+    decided_by = tuple(_text(where, d, "decided_by item")
+                       for d in _list(where, data["decided_by"], "decided_by", allow_empty=True))
+    if not decided_by and NO_DECIDER not in str(data.get("notes") or ""):
+        raise RegisterError(f"{where}: decided_by is empty; name the deciding cases or say {NO_DECIDER!r} in notes")
     observations = tuple(
         _observation(where, o) for o in _list(where, data["observations"], "observations", allow_empty=True)
     )
@@ -356,8 +363,9 @@ HEADER = """\
 # Edit questions, readings, sources and decided_by by hand. NEVER edit `observations` by hand:
 # they are appended by mmacts.ambiguity.observe.record_observations from run results
 # (`python -m mmacts.ambiguity.observe RUN/results.parquet`), per device, driver and ptxas.
-# `decided_by` names a probe (`probes.<name>`, suites/probes/) or a case-id glob of another suite;
-# probe names not (yet) in suites/probes are planned Blackwell probes. Spec refs: T<table>.<row>
+# `decided_by` names a probe (`probes.<name>`, suites/probes/) or a case-id glob of another suite, and
+# only ones that exist at level full (test_pointers.py); where nothing decides a question yet, decided_by
+# is empty and notes say "no case decides this yet" (a planned probe is named there). Spec refs: T<table>.<row>
 # (rows from 1 in printed order) or S<section>; spec files are those of shared/spec (copied to
 # mmacts/spec/data/spec_text); questions the PTX text never raises cite the reference note.
 """

@@ -136,3 +136,47 @@ def test_reference_formats_open_questions_are_register_questions():
     asked = {q.id for q in formats.OPEN_QUESTIONS}
     assert asked <= set(FORMATS_QUESTIONS), f"map these to register entries: {sorted(asked - set(FORMATS_QUESTIONS))}"
     assert set(FORMATS_QUESTIONS.values()) <= ids
+
+
+# ------------------------------------------------------------------------------------- decided_by
+def _full_case_ids() -> tuple[str, ...]:
+    from mmacts.runner.suites import load_driver, suite_names
+
+    return tuple(c.case_id for s in suite_names() for c in load_driver(s).cases("full"))
+
+
+def _probe_names() -> set[str]:
+    from suites.probes.blockscale_probes import BS_PROBES
+    from suites.probes.catalog import PROBES
+
+    return {p.name for p in PROBES} | {p.name for p in BS_PROBES}
+
+
+def test_every_decided_by_name_resolves_at_level_full():
+    """A decider names cases that exist: a ``probes.<name>`` a probe of suites/probes (catalog.py,
+    blockscale_probes.py) with cases, anything else a glob over the case ids of every suite at level
+    full. A planned probe is not a decider: an entry nothing decides yet says so in its notes."""
+    from mmacts.ambiguity.observe import pattern_matches
+    from mmacts.ambiguity.register import NO_DECIDER
+
+    ids = _full_case_ids()
+    probes = _probe_names()
+    dead = []
+    for e in load_register().entries:
+        if not e.decided_by:
+            assert NO_DECIDER in e.notes, f"{e.id}: empty decided_by, notes must say {NO_DECIDER!r}"
+        for name in e.decided_by:
+            m = re.fullmatch(r"probes\.([a-z0-9_]+)", name)
+            if m and m.group(1) not in probes:
+                dead.append((e.id, name, "no such probe"))
+            elif not any(pattern_matches(name, i) for i in ids):
+                dead.append((e.id, name, "matches no case at level full"))
+    assert not dead, dead
+
+
+def test_the_resolution_rule_catches_a_planned_probe_name():
+    from mmacts.ambiguity.observe import pattern_matches
+
+    ids = _full_case_ids()
+    assert "neab" in _probe_names() and any(pattern_matches("probes.neab", i) for i in ids)
+    assert not any(pattern_matches("probes.tc05_sf_quadrant", i) for i in ids)  # once named, never built

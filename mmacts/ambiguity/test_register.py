@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from mmacts.ambiguity.register import (
+    NO_DECIDER,
     REGISTER_PATH,
     RegisterError,
     dump_register,
@@ -54,7 +55,7 @@ def test_observations_are_run_records_of_the_entry_deciders():
 def test_every_entry_has_readings_sources_and_a_decider():
     for e in load_register().entries:
         assert len(e.readings) >= 2, e.id
-        assert e.decided_by, e.id
+        assert e.decided_by or NO_DECIDER in e.notes, e.id  # nothing decides it yet, and the entry says so
         assert e.spec and all(p.text for p in e.spec), e.id
 
 

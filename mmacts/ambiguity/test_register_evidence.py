@@ -3,7 +3,7 @@ quotes occur in the cited text.
 
 Why: ``decided_by`` is how run results become observations (``observe.record_observations``); a
 glob that matches no case id silently collects nothing, and a stale spec reference sends a reader
-to the wrong table. Probe names (``probes.<name>``) may name planned Blackwell probes.
+to the wrong table. That probe names (``probes.<name>``) exist is checked by test_pointers.py.
 """
 
 from __future__ import annotations

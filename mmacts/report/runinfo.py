@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mmacts.backends import gpu
+from mmacts.toolchain import calibration
 
 SCHEMA = "mmacts-run/1"
 PACKAGES = ("mmacts", "numpy", "pandas", "pyarrow", "ml_dtypes", "cupy-cuda13x", "pytest",
@@ -63,6 +64,8 @@ def _toolchain() -> dict[str, str]:
 def collect(repo: Path, command: list[str], options: dict[str, Any]) -> dict[str, Any]:
     """Run metadata at the start of a run."""
     g = gpu.probe()
+    toolchain = _toolchain()
+    warnings = [w for w in (calibration.ptxas_warning(toolchain.get("ptxas")),) if w]
     return {
         "schema": SCHEMA,
         "host": socket.gethostname(),
@@ -71,7 +74,8 @@ def collect(repo: Path, command: list[str], options: dict[str, Any]) -> dict[str
         "gpu": {"usable": g.usable, "reason": g.reason, "name": g.name, "compute_capability": g.sm,
                 "count": g.count, "driver": g.driver_version,
                 "kernel_driver": g.kernel_driver, "cuda_runtime": g.runtime_version},
-        "toolchain": _toolchain(),
+        "toolchain": toolchain,
+        "warnings": warnings,
         "packages": _versions(),
         "git_sha": _git_sha(repo),
         "command": command,

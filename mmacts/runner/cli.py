@@ -145,6 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout}
     run = collect(REPO_ROOT, command, options)
+    for warning in run.get("warnings", []):  # once per run, and in run.json
+        print(f"mmacts: warning: {warning}", file=sys.stderr)
     if old:  # a resumed run keeps its identity: first start, first command, its options
         run.update(start=old.get("start"), command=old.get("command", command), options=old.get("options", options),
                    resumed=[*old.get("resumed", []), {"at": now(), "command": command}])

@@ -168,7 +168,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             return
         if report.when != "call" and not report.failed:
             return
-        case_id = report.nodeid.split("[", 1)[1][:-1]
+        case_id = _case_id(report.nodeid)
         lines = str(report.longrepr).strip().splitlines() or ["unknown"]
         node = getattr(report, "node", None)
         worker = getattr(getattr(node, "gateway", None), "id", None)
@@ -181,6 +181,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             # an error outside the case body (fixture, setup): record it, never lose it.
             rec = empty_record(case_id=case_id, status="error", message=f"{report.when}: {lines[-1]}")
     append_jsonl(Path(out) / "results.jsonl", rec)
+
+
+def _case_id(nodeid: str) -> str:
+    """``test_x.py::test_case[ID]`` -> ``ID``; also where xdist (loadgroup, pytest < 9.2) reports
+    a crashed item as ``...[ID]@group``."""
+    return nodeid.split("[", 1)[1].rsplit("]", 1)[0]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -198,7 +204,7 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
         return
     out = config.getoption("--mmacts-out")
     if out and "[" in nodeid:
-        (Path(out) / faults.INFLIGHT_FILE).write_text(nodeid.split("[", 1)[1][:-1])
+        (Path(out) / faults.INFLIGHT_FILE).write_text(_case_id(nodeid))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

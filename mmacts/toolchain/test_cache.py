@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 from mmacts.toolchain.assemble import assemble
@@ -58,7 +59,9 @@ def test_corrupted_entry_is_detected_and_rebuilt(tmp_path):
     a = assemble(PTX, "sm_90a", cache=store)
     (entry,) = list(store.root.rglob("*.json"))
     doc = json.loads(entry.read_text())
-    doc["payload"]["cubin"] = doc["payload"]["cubin"][:-8] + "AAAAAAA="  # flip bytes, keep checksum
+    raw = bytearray(base64.b64decode(doc["payload"]["cubin"]))
+    raw[-1] ^= 0xFF  # flip bytes, keep checksum (a fixed tail could equal the real one: 13.1's ends in zeros)
+    doc["payload"]["cubin"] = base64.b64encode(bytes(raw)).decode()
     entry.write_text(json.dumps(doc))
     b = assemble(PTX, "sm_90a", cache=store)
     assert not b.cached and store.corrupt_seen == 1 and b.cubin == a.cubin

@@ -23,7 +23,8 @@ mma.sync block_scale       sm_120       ``exact_rne``: exact sum of every scaled
                                         ``reference.mma_sync.model.execute`` (default
                                         ``exact_rne_f32``) and so the mma_sync_blockscale
                                         suite's model backend compute. Real sm_120 numerics
-                                        are open (AMB-ACC-PRECISION, AMB-ACC-BLOCKSIZE, AMB-ACC-ROUNDING); pass ``model=`` to plant another
+                                        are open (AMB-ACC-PRECISION, AMB-ACC-BLOCKSIZE,
+                                        AMB-ACC-ROUNDING); pass ``model=`` to plant another
 wgmma fp8                  sm_90        ``hopper_wgmma_fp8``: QGMMA, 13-bit rz accumulator;
                                         reproduces the published H100/H200 fp32 files
                                         (hopper_validation's WGMMA_MODEL); applied per
