@@ -198,7 +198,9 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
         scale_a: np.ndarray | None = None, scale_b: np.ndarray | None = None) -> np.ndarray:
     """d = a . b + c per row, as the instruction path ``model`` computes it.
 
-    ``a``, ``b``: (V, K) float64 values exact in ``in_format`` (one name, or (a, b) names);
+    ``a``, ``b``: (V, K) float64 values exact in ``in_format`` (one name, or (a, b) names), or
+    without scales any two arrays that broadcast to (..., K) (V = the product of the leading dims:
+    ``A[:, None, :]`` and ``B.T[None, :, :]`` give every element of A @ B);
     ``c``: (V,) float64 fp32 values (for fp16 output it is first rounded to fp16 with RNE, as an
     f16-accumulator instruction receives it). Returns (V,) float64 values exact in the output
     format (NaN/Inf after the models' pre-check).
@@ -217,9 +219,17 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     op = params.out[key]
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
-    if a.shape != b.shape:
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        shape = ()
+    if not shape or a.shape[-1] != b.shape[-1] or (scale_a is not None and a.shape != b.shape):
         raise ValueError(f"a {a.shape} and b {b.shape} differ")
-    v, k = a.shape
+    # The vectors are the rows of (V, K). An operand may also be broadcast over the rows, e.g.
+    # dot(m, A[:, None, :], B.T[None, :, :]) for every row x column of a matrix product: the
+    # per-element work on it (finiteness, exponents) is then done once, not once per row.
+    k = shape[-1]
+    v = int(np.prod(shape[:-1]))
     c = np.zeros(v) if c is None else np.broadcast_to(np.asarray(c, dtype=np.float64), (v,)).copy()
     if key == "fp16":
         c = F.round_float(c, "fp16", "rne")
@@ -231,35 +241,48 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     if scale_a is not None:
         sa = np.atleast_2d(np.asarray(scale_a, dtype=np.float64))
         sb = np.atleast_2d(np.asarray(scale_b, dtype=np.float64))
-        if sa.shape != sb.shape or sa.shape[0] != v or k % sa.shape[1]:
+        if a.ndim != 2 or sa.shape != sb.shape or sa.shape[0] != v or k % sa.shape[1]:
             raise ValueError(f"scales {sa.shape}/{sb.shape} do not fit vectors {a.shape}")
         sa, sb = np.repeat(sa, k // sa.shape[1], axis=1), np.repeat(sb, k // sb.shape[1], axis=1)
     else:
-        sa = sb = np.ones_like(a)
-    with np.errstate(invalid="ignore", over="ignore"):
-        prods = a * b * sa * sb
+        sa = sb = None  # unscaled: the products are a * b (the same bits as a * b * 1 * 1, fewer passes)
+
+    def products() -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            p = a * b if sa is None else a * b * sa * sb
+        return np.broadcast_to(p, shape).reshape(v, k)
+
+    prods = products()
     # NaN/Inf pre-check (GEMM.m): on the double products and c
     nan = np.isnan(prods).any(axis=1) | np.isnan(c)
     pinf = np.isposinf(prods).any(axis=1) | np.isposinf(c)
     ninf = np.isneginf(prods).any(axis=1) | np.isneginf(c)
     special = nan | pinf | ninf
-    fin = np.isfinite(a) & np.isfinite(b) & np.isfinite(sa) & np.isfinite(sb)
-    a = np.where(fin, a, 0.0)
-    b = np.where(fin, b, 0.0)
-    sa = np.where(fin, sa, 1.0)
-    sb = np.where(fin, sb, 1.0)
+    fin_a, fin_b = np.isfinite(a), np.isfinite(b)
+    changed = not (fin_a.all() and fin_b.all() and (sa is None or (np.isfinite(sa).all() and np.isfinite(sb).all())))
+    if changed:  # non-finite inputs count as 0 (scales as 1) from here on
+        fin = fin_a & fin_b
+        if sa is not None:
+            fin &= np.isfinite(sa) & np.isfinite(sb)
+        a = np.where(fin, a, 0.0)
+        b = np.where(fin, b, 0.0)
+        if sa is not None:
+            sa = np.where(fin, sa, 1.0)
+            sb = np.where(fin, sb, 1.0)
     c = np.where(np.isfinite(c), c, 0.0)
     if not params.subnormals:
         a = np.where(np.abs(a) < fa.min_normal, 0.0, a)
         b = np.where(np.abs(b) < fb.min_normal, 0.0, b)
-    prods = a * b * sa * sb
+        changed = True
+    if changed:
+        prods = products()
 
     if params.exact:
         from reference.gemm import exact_sum_round
 
         d = exact_sum_round(np.concatenate([prods, c[:, None]], axis=1), key, op.frmode)
     else:
-        e = _in_exponent(a, fa) + _in_exponent(b, fb)
+        e = np.broadcast_to(_in_exponent(a, fa) + _in_exponent(b, fb), shape).reshape(v, k)
         if scale_a is not None:
             e = e + _floor_log2(np.where(sa == 0, 1.0, sa)) + _floor_log2(np.where(sb == 0, 1.0, sb))
         acc = c.copy() if params.c_placement == "aligned" else np.zeros(v)

@@ -11,7 +11,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # -c pins every direct dependency to its floor; the editable install checks the floors admit them.
-"$VENV/bin/python" -m pip install -q -c constraints/minimum.txt -e '.[test]'
+"$VENV/bin/python" -m pip install -q -c constraints/minimum.txt -e '.[test,db]'
 # Say what was installed, and refuse to go on if a pin did not take (a stale .venv-min, say).
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as md

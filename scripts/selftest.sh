@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install, then run the project's own tests and the smoke level on the CPU model backend.
+# Install, then run the project's own tests and the smoke level on the model backend (the PTX VM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh

@@ -98,9 +98,13 @@ def record_observations(
         grouped: dict[tuple[str, ...], Observation] = {}
         for row in sorted(rows, key=lambda r: _text(r["case_id"])):
             case_id = _text(row["case_id"])
-            if not any(pattern_matches(p, case_id) for p in entry.decided_by):
+            if any(pattern_matches(p, case_id) for p in entry.decided_by):
+                answer, reading = _answer(row)
+            elif _text(row.get("status")) == "fail" and entry.id in _text(row.get("assumes")).split():
+                # a verdict that rests on this open reading failed: evidence about the reading, not a defect
+                answer, reading = f"assumed reading contradicted: {_text(row.get('message'))[:200]}", ""
+            else:
                 continue
-            answer, reading = _answer(row)
             obs = Observation(
                 device=_text(row.get("device")) or "unknown",
                 driver=_text(row.get("driver")) or default_driver,

@@ -43,8 +43,10 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _ID_PREFIX = "AMB-"
 _ENTRY_KEYS = {
-    "id", "title", "area", "spec", "readings", "sources", "decided_by", "observations", "status", "notes",
+    "id", "title", "area", "spec", "readings", "sources", "decided_by", "observations", "status", "notes", "peers",
 }
+_PEER_KEYS = ("peer", "version", "run", "cases", "agree", "disagree", "observed")
+_PEER_OPTIONAL = ("first_disagreement", "example")
 _REQUIRED = ("id", "title", "area", "spec", "readings", "sources", "decided_by", "observations", "status")
 _OBS_KEYS = ("device", "driver", "ptxas", "answer", "run", "date")
 _OBS_OPTIONAL = ("case_id", "backend", "reading", "cases")
@@ -117,6 +119,9 @@ class Entry:
     observations: tuple[Observation, ...] = ()
     status: str = "open"
     notes: str = ""
+    peers: tuple[dict[str, Any], ...] = ()
+    """What each peer (Triton, CUTLASS) did where it exercises this entry's reading: written by code from a peers
+    run (``python -m mmacts.ambiguity.peers RUN/results.parquet``), never by hand."""
 
     @property
     def spec_refs(self) -> tuple[str, ...]:
@@ -253,6 +258,16 @@ def _observation(where: str, data: Any) -> Observation:
     return Observation(**values)
 
 
+def _peer(where: str, data: Any) -> dict[str, Any]:
+    _need(where, data, dict, "peers item")
+    _keys(where, data, _PEER_KEYS + _PEER_OPTIONAL, _PEER_KEYS)
+    out: dict[str, Any] = {k: data[k] for k in _PEER_KEYS + _PEER_OPTIONAL if k in data}
+    for k in ("cases", "agree", "disagree", "observed"):
+        if not isinstance(out[k], int) or out[k] < 0:
+            raise RegisterError(f"{where}: peers.{k} must be a whole number >= 0")
+    return out
+
+
 NO_DECIDER = "no case decides this yet"
 """What an entry's notes say when its ``decided_by`` is empty (no existing case or probe decides it)."""
 
@@ -283,7 +298,9 @@ def parse_entry(data: Any, index: int) -> Entry:
     observations = tuple(
         _observation(where, o) for o in _list(where, data["observations"], "observations", allow_empty=True)
     )
+    peers = tuple(_peer(where, p) for p in _list(where, data.get("peers") or [], "peers", allow_empty=True))
     return Entry(
+        peers=peers,
         id=entry_id,
         title=_text(where, data["title"], "title"),
         area=_text(where, data["area"], "area"),
@@ -350,6 +367,8 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
     }
     if entry.notes:
         out["notes"] = entry.notes
+    if entry.peers:
+        out["peers"] = [dict(p) for p in entry.peers]
     return out
 
 
@@ -362,7 +381,8 @@ HEADER = """\
 #
 # Edit questions, readings, sources and decided_by by hand. NEVER edit `observations` by hand:
 # they are appended by mmacts.ambiguity.observe.record_observations from run results
-# (`python -m mmacts.ambiguity.observe RUN/results.parquet`), per device, driver and ptxas.
+# (`python -m mmacts.ambiguity.observe RUN/results.parquet`), per device, driver and ptxas; nor `peers`:
+# written by mmacts.ambiguity.peers from a peers-suite run (what Triton / CUTLASS did where they exercise it).
 # `decided_by` names a probe (`probes.<name>`, suites/probes/) or a case-id glob of another suite, and
 # only ones that exist at level full (test_pointers.py); where nothing decides a question yet, decided_by
 # is empty and notes say "no case decides this yet" (a planned probe is named there). Spec refs: T<table>.<row>

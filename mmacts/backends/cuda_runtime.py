@@ -157,12 +157,17 @@ class Runtime:
             return cupy.asarray(np.ascontiguousarray(array))
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        """An output buffer filled with 0xFF bytes, so a word the kernel never writes is visible
+        (all ones; a NaN in a float buffer), as the PTX VM fills it. A memset, not ``fill``: ``fill``
+        is a CuPy kernel that NVRTC compiles on first use in every process (cold kernel cache on a
+        fresh host: about a second before the first launch)."""
         import cupy
 
         self.check_usable()
         with self._stream:
             out = cupy.empty(tuple(shape), dtype=dtype)
-            out.fill(0xFF if np.dtype(dtype).kind in "ui" else np.nan)  # visible if never written
+            if out.nbytes:
+                out.data.memset_async(0xFF, out.nbytes, stream=self._stream)
             return out
 
     def to_host(self, array: Any) -> np.ndarray:

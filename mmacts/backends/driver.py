@@ -33,6 +33,10 @@ class Expectation:
     mode: str = "exact"
     tolerance: np.ndarray | float | None = None
     note: str = ""
+    control: str = ""
+    """A control of the comparator itself (recipe ``control:*``): the verdict the comparison of this
+    deliberately perturbed result must give (``fail`` or ``pass``). The case passes when it does, and
+    fails when the comparator accepts a known-wrong result (or rejects a known-equal one)."""
 
 
 @dataclass

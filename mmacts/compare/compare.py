@@ -47,6 +47,12 @@ def _fmt_index(idx: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(int(i)) for i in idx) + ")"
 
 
+def fmt_value(x: np.floating) -> str:
+    """An fp32 value and its bit pattern: ``-1.5 (0xbfc00000)``, ``nan (0x7fc00001)``."""
+    v = np.float32(x)
+    return f"{str(v)} (0x{int(np.array(v).view(np.uint32)):08x})"  # str(): the shortest fp32 repr
+
+
 def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = False) -> Comparison:
     """Compare ``got`` with ``exp``; shapes must match exactly."""
     want = np.asarray(exp.want, dtype=np.float32)
@@ -79,7 +85,7 @@ def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = Fal
     first = ""
     if n_bad:
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        first = f"{_fmt_index(idx)} got={got[idx]!r} want={want[idx]!r}"
+        first = f"{_fmt_index(idx)} got={fmt_value(got[idx])} want={fmt_value(want[idx])}"
     if exp.mode.startswith("observe"):
         status = "observed"  # the spec leaves it open: recorded, never judged, even when it matches
     else:

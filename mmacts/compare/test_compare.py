@@ -65,3 +65,16 @@ def test_bound_mode_accepts_equal_infinities() -> None:
     assert compare(want.copy(), Expectation(want, mode="bound", tolerance=0.5)).status == "pass"
     flipped = np.array([-np.inf, -np.inf, 1.0], dtype=np.float32)
     assert compare(flipped, Expectation(want, mode="bound", tolerance=0.5)).mismatches == 1
+
+
+def test_first_mismatch_gives_values_and_bit_patterns_once() -> None:
+    want = np.array([1.0, -2.5, np.nan, 0.0], dtype=np.float32)
+    got = want.copy()
+    got[1] = np.nextafter(np.float32(-2.5), np.float32(0.0))
+    r = compare(got, Expectation(want))
+    assert r.first_mismatch == "(1) got=-2.4999998 (0xc01fffff) want=-2.5 (0xc0200000)"
+    got = want.copy()
+    got[3] = -0.0
+    r = compare(got, Expectation(want), signed_zero=True)
+    assert r.first_mismatch == "(3) got=-0.0 (0x80000000) want=0.0 (0x00000000)"
+    assert r.first_mismatch.count("0x") == 2 and "np.float32" not in r.first_mismatch

@@ -10,7 +10,9 @@ instructions require every live thread of the warp in the active set, as the ISA
 
 Barriers are real: ``bar.sync`` blocks a thread until every live thread of its CTA (or the
 requested count) has arrived at that barrier id, wherever in the program it did so;
-``barrier.cluster`` likewise over the cluster. A thread spinning on an ``mbarrier.try_wait`` that
+``barrier.cluster`` likewise over the cluster; a ``.sync`` warp instruction with a ``membermask``
+(``shfl.sync``, ``vote.sync``, ``bar.warp.sync``) waits until every thread of the mask stands at it.
+A thread spinning on an ``mbarrier.try_wait`` that
 fails yields to the other threads, and virtual time (``%globaltimer``) advances, so a bounded wait
 in the kernel expires as on a GPU. When nothing can run and threads are still blocked, the launch
 is a deadlock: :class:`VmTimeout` naming the barrier, the line and the threads. A step budget
@@ -26,11 +28,21 @@ from typing import Any
 import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmTimeout, VmUnsupported
-from mmacts.ptxvm.memory import GlobalMemory, SharedLayout, check_aligned
+from mmacts.ptxvm.memory import (
+    LOCAL_WINDOW,
+    SHARED_WINDOW,
+    WINDOW_SIZE,
+    GlobalMemory,
+    SharedLayout,
+    check_aligned,
+)
 from mmacts.ptxvm.parse import Entry, Instr, Module, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, from_bits, ptx_type, to_bits
 
 RUN, BLOCKED, EXITED = 0, 1, 2
+CLUSTER_BARRIER, WARP_SYNC = -2, -3
+"""``bar_id`` of a thread blocked in ``barrier.cluster.wait``, or waiting for the other threads of
+its ``membermask`` at a ``.sync`` warp instruction (``shfl.sync``, ``vote.sync``, ``bar.warp.sync``)."""
 
 MAX_SHARED_BYTES = 232448
 """Largest shared memory per CTA on sm_90 / sm_100 (227 KiB): a launch asking for more fails."""
@@ -92,6 +104,7 @@ class Machine:
     max_steps: int = 3_000_000
     vtime: int = 1_700_000_000_000_000_000
     steps: int = 0
+    thread_instructions: int = 0
     hooks: dict[str, Any] = field(default_factory=dict)
     """Per-launch state of instruction families (tensor memory, async queues, ...)."""
 
@@ -142,12 +155,20 @@ class Machine:
         """Thread (chunk index) whose generic-proxy write to each byte is not yet fenced for the async
         proxy (``fence.proxy.async``), or -1."""
         self.smem_writer_line = np.zeros((C, max(self.smem_size, 1)), dtype=np.int32)
+        # local memory: each thread's own copy of the .local variables
+        self.local_layout = SharedLayout.build([*self.module.variables, *self.entry.local], "local")
+        self.local_size = self.local_layout.static_bytes
+        self.lmem = np.zeros((T, self.local_size), dtype=np.uint8) if self.local_size else None
+        self.sync_mask = np.zeros(T, dtype=np.uint32)
+        """membermask of a thread waiting at a ``.sync`` warp instruction (``bar_id`` WARP_SYNC)."""
         self.mbarriers: dict[tuple[int, int], MbarrierState] = {}
-        self.spin_pc: int | None = None
+        self.spin_pc: np.ndarray | None = None
+        """Threads whose last mbarrier wait failed (they yield, see :meth:`spin`)."""
         self.pending_regs: dict[str, tuple[np.ndarray, Instr]] = {}
         """Registers written by an asynchronous load (``tcgen05.ld``) not yet waited for."""
         self.code = self.entry.code
         self.labels = self.entry.labels
+        self._group_cache: dict[int, tuple[np.ndarray, int]] = {}
 
     # ------------------------------------------------------------------------------ errors
     def where(self, ins: Instr, act: np.ndarray | None = None, i: int = 0) -> str:
@@ -241,9 +262,13 @@ class Machine:
             if mask[act].any():
                 raise VmHazard(f"register {name} read before tcgen05.wait::ld completed the load at {src.where()}")
         try:
-            return self.regs[name][act]
+            reg = self.regs[name]
         except KeyError:
             raise VmError(f"undeclared register {name}") from None
+        n = len(act)
+        if n and int(act[-1]) - int(act[0]) + 1 == n:  # a contiguous run of threads: a slice is cheaper
+            return reg[int(act[0]):int(act[0]) + n].copy()
+        return reg[act]
 
     def read(self, op: Operand, ty: PtxType, act: np.ndarray) -> np.ndarray:
         """Operand value as ``ty`` values (numpy dtype ``ty.dtype``) for the active threads."""
@@ -290,19 +315,23 @@ class Machine:
         if op.name not in self.regs:
             raise VmError(f"write to undeclared or read-only register {op.name}")
         rty = self.reg_types[op.name]
+        n = len(act)
+        sel = slice(int(act[0]), int(act[0]) + n) if n and int(act[-1]) - int(act[0]) + 1 == n else act
         if rty.kind == "pred":
-            self.regs[op.name][act] = np.asarray(values, dtype=bool)
+            self.regs[op.name][sel] = np.asarray(values, dtype=bool)
             return
         bits = to_bits(values, ty) if ty.kind != "pred" else np.asarray(values).astype(np.uint8)
         if rty.bits != ty.bits:
             bits = _resize(bits, ty, rty)
-        self.regs[op.name][act] = bits.view(rty.udtype) if bits.dtype != rty.udtype else bits
+        self.regs[op.name][sel] = bits.view(rty.udtype) if bits.dtype != rty.udtype else bits
         if self.pending_regs and op.name in self.pending_regs:
             self.pending_regs[op.name][0][act] = False
 
     def symbol_address(self, name: str) -> int:
         if name in self.shared_layout.offsets:
             return self.shared_layout.offsets[name]
+        if name in self.local_layout.offsets:
+            return self.local_layout.offsets[name]
         if name in self.param_offsets:
             return self.param_offsets[name]
         raise VmError(f"unknown symbol {name}")
@@ -349,6 +378,81 @@ class Machine:
         self.smem_writer_line.reshape(-1)[idx] = ins.line
         self.notify("shared_store", idx)
 
+    # ------------------------------------------------------------------------------ local memory
+    def local_index(self, addrs: np.ndarray, nbytes: int, act: np.ndarray, what: str) -> np.ndarray:
+        """Flat index into ``self.lmem`` of (active thread, byte) pairs, bounds-checked."""
+        bad = addrs + np.uint64(nbytes) > np.uint64(self.local_size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise VmMemoryFault(f"out-of-bounds local {what} of {nbytes} bytes at local address "
+                                f"{int(addrs[i]):#x} (the thread's .local window is {self.local_size} bytes)@thread{i}")
+        return (act.astype(np.int64) * self.local_size)[:, None] + addrs.astype(np.int64)[:, None] + np.arange(nbytes)
+
+    def local_load(self, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
+        check_aligned(addrs, nbytes, "local")
+        idx = self.local_index(addrs, nbytes, act, "load")
+        assert self.lmem is not None
+        return self.lmem.reshape(-1)[idx]
+
+    def local_store(self, addrs: np.ndarray, data: np.ndarray, act: np.ndarray) -> None:
+        check_aligned(addrs, data.shape[1], "local")
+        idx = self.local_index(addrs, data.shape[1], act, "store")
+        assert self.lmem is not None
+        self.lmem.reshape(-1)[idx] = data
+
+    # ------------------------------------------------------------------------------ state spaces
+    def load(self, space: str, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
+        """``(len(act), nbytes)`` bytes read at ``addrs`` of ``space`` (``global``, ``shared``,
+        ``local`` or ``generic``: a generic address in the shared / local window is that space's)."""
+        if space == "generic":
+            parts = self._generic_split(addrs)
+            if parts is not None:
+                out = np.empty((len(act), nbytes), dtype=np.uint8)
+                for sp, sel, a in parts:
+                    out[sel] = self.load(sp, a, nbytes, act[sel])
+                return out
+            space = "global"
+        if space == "global":
+            check_aligned(addrs, nbytes, "global")
+            return self.gmem.load(addrs, nbytes)
+        if space == "shared":
+            return self.shared_load(addrs, nbytes, act)
+        if space == "local":
+            return self.local_load(addrs, nbytes, act)
+        raise VmUnsupported(f"loads from the .{space} state space are not implemented")
+
+    def store(self, space: str, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr) -> None:
+        if space == "generic":
+            parts = self._generic_split(addrs)
+            if parts is not None:
+                for sp, sel, a in parts:
+                    self.store(sp, a, data[sel], act[sel], ins)
+                return
+            space = "global"
+        if space == "global":
+            check_aligned(addrs, data.shape[1], "global")
+            self.gmem.store(addrs, data)
+        elif space == "shared":
+            check_aligned(addrs, data.shape[1], "shared")
+            self.shared_store(addrs, data, act, ins)
+        elif space == "local":
+            self.local_store(addrs, data, act)
+        else:
+            raise VmUnsupported(f"stores to the .{space} state space are not implemented")
+
+    def _generic_split(self, addrs: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]] | None:
+        """None when every generic address is global; else ``(space, selector, space address)``."""
+        in_sh = (addrs - np.uint64(SHARED_WINDOW)) < np.uint64(WINDOW_SIZE)
+        in_lo = (addrs - np.uint64(LOCAL_WINDOW)) < np.uint64(WINDOW_SIZE)
+        if not (in_sh.any() or in_lo.any()):
+            return None
+        glob = ~(in_sh | in_lo)
+        out = []
+        for sp, sel, base in (("shared", in_sh, SHARED_WINDOW), ("local", in_lo, LOCAL_WINDOW), ("global", glob, 0)):
+            if sel.any():
+                out.append((sp, np.flatnonzero(sel), addrs[sel] - np.uint64(base)))
+        return out
+
     def notify(self, event: str, *args: Any) -> None:
         for h in self.hooks.values():
             fn = getattr(h, "on_" + event, None)
@@ -367,9 +471,16 @@ class Machine:
                            f"{line} by thread {int(self.tid[w[i]])} with no fence.proxy.async since")
 
     # ------------------------------------------------------------------------------ scheduling
+    def _handler_of(self, ins: Instr) -> Handler:
+        fn = HANDLERS.get(ins.base) or HANDLERS.get(".".join(ins.parts[:2]))
+        if fn is None:
+            raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
+        return fn
+
     def run(self) -> None:
         code = self.code
         ncode = len(code)
+        fns: list[Handler | None] = [None] * ncode  # each instruction's handler, looked up once
         while True:
             runnable = self.status == RUN
             if not runnable.any():
@@ -380,13 +491,13 @@ class Machine:
                     self.deadlock()
                 continue
             pcs = self.pc
-            if self.spin_pc is not None:
-                other = runnable & (pcs != self.spin_pc)
+            if self.spin_pc is not None:  # threads whose wait failed yield to every other runnable thread
+                other = runnable & ~self.spin_pc
                 if other.any():
                     runnable = other
-                else:
+                else:  # nobody else can run: the waiters sleep (virtual time passes), then poll again
                     self.vtime += SUSPEND_NS
-                self.spin_pc = None
+                    self.spin_pc = None
             minpc = int(pcs[runnable].min())
             act = np.flatnonzero(runnable & (pcs == minpc))
             if minpc >= ncode:
@@ -405,9 +516,10 @@ class Machine:
                 act = act[g]
                 if not len(act):
                     continue
-            fn = HANDLERS.get(ins.base) or HANDLERS.get(".".join(ins.parts[:2]))
+            fn = fns[minpc]
             if fn is None:
-                raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
+                fn = fns[minpc] = self._handler_of(ins)
+            self.thread_instructions += len(act)
             if self.trace is not None:
                 self.trace.before(self, ins, act)
             try:
@@ -424,6 +536,13 @@ class Machine:
             if self.trace is not None:
                 self.trace.after(self, ins, act)
 
+    def spin(self, threads: np.ndarray) -> None:
+        """``threads`` polled something that is not ready (a failing ``mbarrier.try_wait``): they
+        yield until no other thread can run, then virtual time advances by :data:`SUSPEND_NS`."""
+        if self.spin_pc is None:
+            self.spin_pc = np.zeros(self.T, dtype=bool)
+        self.spin_pc[threads] = True
+
     def block(self, act: np.ndarray, bar: int, count: int = 0) -> None:
         self.status[act] = BLOCKED
         self.bar_id[act] = bar
@@ -439,7 +558,10 @@ class Machine:
             in_cta = self.cta == c
             for b in np.unique(self.bar_id[blocked & in_cta]):
                 waiting = blocked & in_cta & (self.bar_id == b)
-                if b == -2:  # cluster barrier: every live thread of the cluster arrived for this phase
+                if b == WARP_SYNC:
+                    self._release_warp_sync(waiting)
+                    continue
+                if b == CLUSTER_BARRIER:  # cluster barrier: every live thread of the cluster arrived for this phase
                     cl = self.cluster_of_cta[c]
                     in_cl = self.cluster_of_cta[self.cta] == cl
                     floor = self.cl_arrive[in_cl & live].min()
@@ -453,6 +575,64 @@ class Machine:
                     need = int((live & in_cta).sum())
                 if waiting.sum() >= need:
                     self._release(waiting)
+
+    # ------------------------------------------------------------------------------ warp sync
+    def warp_sync(self, ins: Instr, act: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``.sync`` warp instructions with a ``membermask`` (9.7.8.x: shfl.sync, vote.sync,
+        bar.warp.sync): a thread executes once every thread its mask names has arrived at the
+        instruction; until then it waits (blocked, its PC unchanged). Returns the threads of ``act``
+        that execute now. Undefined per the ISA, hence errors: an executing thread missing from its
+        own mask, a mask naming a thread that has exited or does not exist."""
+        lane_bit = np.left_shift(np.uint32(1), self.lane[act].astype(np.uint32))
+        if ((masks & lane_bit) == 0).any():
+            i = int(np.flatnonzero((masks & lane_bit) == 0)[0])
+            raise VmError(f"{ins.opcode}: membermask {int(masks[i]):#010x} does not include the executing "
+                          f"lane {int(self.lane[act[i]])} (undefined behaviour)@thread{i}")
+        gw = self.gwarp[act]
+        if gw[0] == gw[-1]:
+            present = np.bitwise_or.reduce(lane_bit)
+            need = masks & ~present
+        else:
+            uniq, inv = np.unique(gw, return_inverse=True)
+            pres = np.zeros(len(uniq), dtype=np.uint32)
+            np.bitwise_or.at(pres, inv, lane_bit)
+            need = masks & ~pres[inv]
+        wait = need != 0
+        if not wait.any():
+            return act
+        for i in np.flatnonzero(wait):
+            t = int(act[i])
+            gone = int(need[i]) & ~self._warp_live_bits(t)
+            if gone:
+                lane = (gone & -gone).bit_length() - 1
+                raise VmError(f"{ins.opcode}: membermask {int(masks[i]):#010x} names lane {lane}, which has "
+                              f"exited or does not exist (undefined behaviour)@thread{i}")
+        self.sync_mask[act[wait]] = masks[wait]
+        self.block(act[wait], WARP_SYNC)
+        return act[~wait]
+
+    def _warp_live_bits(self, t: int) -> int:
+        """Lanes of thread ``t``'s warp that exist and have not exited, as a bit mask."""
+        first = t - int(self.lane[t])
+        last = min(first + 32, t - int(self.tid[t]) + self.nthreads_cta)
+        bits = 0
+        for k in range(first, last):
+            if self.status[k] != EXITED:
+                bits |= 1 << (k - first)
+        return bits
+
+    def _release_warp_sync(self, waiting: np.ndarray) -> None:
+        """Threads waiting at a warp-sync instruction run again (PC unchanged, so they execute it
+        together) once every thread of their membermask waits at the same instruction."""
+        idx = np.flatnonzero(waiting)
+        key = self.gwarp[idx] * (len(self.code) + 1) + self.pc[idx]
+        for k in np.unique(key):
+            grp = idx[key == k]
+            present = np.bitwise_or.reduce(np.left_shift(np.uint32(1), self.lane[grp].astype(np.uint32)))
+            ready = grp[(self.sync_mask[grp] & ~present) == 0]
+            if len(ready):
+                self.status[ready] = RUN
+                self.bar_id[ready] = -1
 
     def _release(self, mask: np.ndarray) -> None:
         idx = np.flatnonzero(mask)
@@ -468,24 +648,40 @@ class Machine:
         in_cta = self.cta == c
         n_block = int((in_cta & (self.status == BLOCKED)).sum())
         n_exit = int((in_cta & (self.status == EXITED)).sum())
-        what = "barrier.cluster.wait" if self.bar_id[t] == -2 else f"barrier {int(self.bar_id[t])}"
+        what = {CLUSTER_BARRIER: "barrier.cluster.wait",
+                WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
+            int(self.bar_id[t]), f"barrier {int(self.bar_id[t])}")
         raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} wait at {what} ({ins.where()}), "
                         f"{n_exit} exited, none can arrive")
 
     def check_converged(self, ins: Instr, act: np.ndarray, width: int = 32) -> None:
         """``.sync.aligned`` warp (or warpgroup, width 128) collectives: every live thread of each
         group executes the instruction together."""
-        groups = self.cta[act] * 100000 + self.tid[act] // width
+        if not len(act):
+            return
+        gid, ngroups = self._groups(width)
         live = self.status != EXITED
-        for g in np.unique(groups):
-            members = np.flatnonzero((self.cta * 100000 + self.tid // width == g) & live)
-            if not np.isin(members, act).all():
-                missing = members[~np.isin(members, act)]
-                t = int(missing[0])
-                raise VmError(f"{ins.opcode} is .aligned but thread {int(self.tid[t])} of its "
-                              f"{'warp' if width == 32 else 'warpgroup'} (CTA {self.ctas[self.cta[t]]}) is at "
-                              f"line {self.code[int(self.pc[t])].line if self.pc[t] < len(self.code) else 'exit'}")
+        n_act = np.bincount(gid[act], minlength=ngroups)
+        n_live = np.bincount(gid[live], minlength=ngroups)
+        bad = (n_act > 0) & (n_act != n_live)
+        if not bad.any():
+            return
+        g = int(np.flatnonzero(bad)[0])
+        members = np.flatnonzero((gid == g) & live)
+        t = int(members[~np.isin(members, act)][0])
+        raise VmError(f"{ins.opcode} is .aligned but thread {int(self.tid[t])} of its "
+                      f"{'warp' if width == 32 else 'warpgroup'} (CTA {self.ctas[self.cta[t]]}) is at "
+                      f"line {self.code[int(self.pc[t])].line if self.pc[t] < len(self.code) else 'exit'}")
 
+    def _groups(self, width: int) -> tuple[np.ndarray, int]:
+        """Per thread, the index of its group of ``width`` consecutive threads of a CTA (warp: 32,
+        warpgroup: 128) over the chunk, and the number of groups."""
+        got = self._group_cache.get(width)
+        if got is None:
+            per_cta = (self.nthreads_cta + width - 1) // width
+            got = (self.cta * per_cta + self.tid // width, per_cta * len(self.ctas))
+            self._group_cache[width] = got
+        return got
 
 def _convert_int(v: np.ndarray, ty: PtxType) -> np.ndarray:
     if ty.kind == "f":

@@ -18,6 +18,13 @@ GLOBAL_BASE = 0x7F00_0000_0000
 """Where the first global buffer lives (a plausible 64-bit device address, never 0)."""
 GLOBAL_ALIGN = 256
 
+SHARED_WINDOW = 0x7E00_0000_0000
+"""Generic address of byte 0 of the executing CTA's shared memory (``cvta.shared``); the window is
+:data:`WINDOW_SIZE` bytes, below the global buffers."""
+LOCAL_WINDOW = 0x7D00_0000_0000
+"""Generic address of byte 0 of the executing thread's local memory (``cvta.local``)."""
+WINDOW_SIZE = 1 << 32
+
 
 @dataclass
 class DeviceArray:
@@ -99,7 +106,10 @@ class GlobalMemory:
 
 def check_aligned(addrs: np.ndarray, nbytes: int, space: str) -> None:
     """Natural alignment of every access (PTX requires it: a misaligned access faults)."""
-    mis = (addrs % np.uint64(nbytes)) != 0
+    if nbytes & (nbytes - 1) == 0:
+        mis = (addrs & np.uint64(nbytes - 1)) != 0
+    else:
+        mis = (addrs % np.uint64(nbytes)) != 0
     if mis.any():
         i = int(np.flatnonzero(mis)[0])
         raise VmMemoryFault(f"misaligned {space} access of {nbytes} bytes at address {int(addrs[i]):#x}@thread{i}")
@@ -115,12 +125,13 @@ class SharedLayout:
     dynamic_offset: int
 
     @staticmethod
-    def build(variables: list[Any]) -> SharedLayout:
+    def build(variables: list[Any], space: str = "shared") -> SharedLayout:
+        """Offsets of the ``space`` variables (``shared``, or ``local`` for a thread's local window)."""
         off = 0
         offsets: dict[str, int] = {}
         dyn_name, dyn_align = None, 16
         for v in variables:
-            if v.space != "shared":
+            if v.space != space:
                 continue
             if v.extern:
                 dyn_name, dyn_align = v.name, max(v.align, 16)

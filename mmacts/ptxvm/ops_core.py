@@ -7,7 +7,11 @@ wrap-around or a shift past the width would let a kernel bug through. Each rule 
 ISA's (chapter 9.7.1-9.7.3, 9.7.9, 9.7.13): shifts clamp at the width (``shl``/``shr.u`` give 0,
 ``shr.s`` the sign), ``mul.hi`` is the upper half of the full product, ``cvt`` truncates or
 sign/zero-extends by the *source* type, ``.sat`` clamps, ``setp`` unordered comparisons are true
-on NaN. The silicon corpus (``mmacts/ptxvm/corpus``) checks these rules against an H100 bit for bit.
+on NaN. Floats: f32 add/sub/mul/fma are rounded once from the exact result in the instruction's
+mode (.rn/.rz/.rm/.rp), and every f32 NaN result is the canonical 0x7FFFFFFF (neg/abs included),
+as H100 writes it. Where H100 departs from the ISA text the silicon wins and the docstring says so
+(bfe/bfi on 64 bits take the whole 32-bit position and length). The silicon corpus
+(``mmacts/ptxvm/corpus``) checks these rules against an H100 bit for bit.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState, handler
-from mmacts.ptxvm.memory import check_aligned
+from mmacts.ptxvm.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import PtxType, is_type, ptx_type
 
@@ -117,29 +121,103 @@ def _binop(m: Machine, ins: Instr, act: np.ndarray) -> None:
         return
     x, y = m.read(a, t, act), m.read(b, t, act)
     if t.kind == "f":
-        _check_rounding(ins)
-        with np.errstate(all="ignore"):
-            if ins.base == "add":
-                r = x + y
-            elif ins.base == "sub":
-                r = x - y
-            elif ins.base in ("min", "max"):
-                r = _fminmax(ins.base, x, y)
-            else:
-                raise VmUnsupported(ins.opcode)
-        if ins.has("ftz"):
-            r = _ftz(r)
-        if ins.has("sat"):
-            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(t.dtype)
-        m.write(d, t, act, r.astype(t.dtype))
+        m.write(d, t, act, _float_arith(ins, t, x, y))
         return
     m.write(d, t, act, _int_binop(ins.base, x, y, t, ins.has("sat")))
 
 
-def _check_rounding(ins: Instr) -> None:
-    for r in ("rz", "rm", "rp"):
-        if ins.has(r):
-            raise VmUnsupported(f"{ins.opcode}: rounding .{r} is not implemented (only .rn)")
+_FROUND = ("rn", "rz", "rm", "rp")
+
+
+def _frounding(ins: Instr, t: PtxType) -> str:
+    """The rounding modifier of a float add/sub/mul/fma (default .rn); directed modes on f32 only."""
+    mode = next((p for p in ins.parts[1:] if p in _FROUND), "rn")
+    if mode != "rn" and t.bits != 32:
+        raise VmUnsupported(f"{ins.opcode}: rounding .{mode} is implemented for .f32 only")
+    return mode
+
+
+def _odd_sum(p: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``p + z`` (float64) rounded to odd: when the float64 sum is inexact its last bit is forced
+    to 1 on the exact value's side. Rounding that to float32 in any mode rounds the exact sum."""
+    with np.errstate(all="ignore"):
+        s = p + z
+        bp = s - z
+        err = (p - bp) + (z - (s - bp))  # TwoSum: s + err == p + z exactly
+        bits = s.view(np.uint64)
+        fix = (err != 0) & np.isfinite(s) & ((bits & U64(1)) == 0)
+        if not fix.any():
+            return s
+        outward = (err > 0) == (s > 0)
+        adj = np.where(outward, bits + U64(1), bits - U64(1))
+        return np.where(fix, adj.view(np.float64), s)
+
+
+def _round_f32(v: np.ndarray, mode: str) -> np.ndarray:
+    """float64 ``v`` (exact or rounded to odd) to float32 in rounding ``mode``."""
+    with np.errstate(all="ignore"):
+        r = v.astype(np.float32)
+        if mode == "rn":
+            return r
+        back = r.astype(np.float64)
+        if mode == "rz":
+            fix, toward = np.abs(back) > np.abs(v), np.float32(0)
+        elif mode == "rm":
+            fix, toward = back > v, np.float32(-np.inf)
+        else:
+            fix, toward = back < v, np.float32(np.inf)
+        return np.where(fix, np.nextafter(r, toward), r)
+
+
+def _zero_sign_rm(r: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """IEEE 754: an exact zero sum is +0 unless rounding toward -inf (then -0, but +0 + +0 = +0)."""
+    zero = (r == 0) & ~((p == 0) & (z == 0) & ~np.signbit(p) & ~np.signbit(z))
+    return np.where(zero, np.float32(-0.0), r) if zero.any() else r
+
+
+def _sat01(r: np.ndarray) -> np.ndarray:
+    """.sat: clamp to [+0.0, 1.0]; NaN and -0.0 give +0.0."""
+    return np.where(r > 0, np.minimum(r, np.asarray(1, dtype=r.dtype)), np.zeros((), dtype=r.dtype)).astype(r.dtype)
+
+
+def _ftz_in(x: np.ndarray, ins: Instr) -> np.ndarray:
+    return _ftz(x) if ins.has("ftz") and x.dtype == np.float32 else x
+
+
+def _float_arith(ins: Instr, t: PtxType, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+    """add sub mul min max fma on floats: modifiers .rn/.rz/.rm/.rp, .ftz (inputs and result),
+    .sat (clamp to [0, 1], NaN -> 0), .NaN (min/max: NaN if either input is), f32 canonical NaN."""
+    op = ins.base
+    ftz = ins.has("ftz") and t.bits == 32
+    x, y = _ftz_in(x, ins), _ftz_in(y, ins)
+    with np.errstate(all="ignore"):
+        if op in ("min", "max"):
+            r = _fminmax(op, x, y)
+            if ins.has("NaN"):
+                r = np.where(np.isnan(x) | np.isnan(y), np.asarray(np.nan, dtype=r.dtype), r)
+        else:
+            mode = _frounding(ins, t)
+            if t.bits != 32:
+                if op == "fma" or op == "mad":
+                    raise VmUnsupported(f"{ins.opcode} is not implemented (fma on .f32 only)")
+                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](x, y)
+            else:
+                x64, y64 = x.astype(np.float64), y.astype(np.float64)
+                if op == "mul":
+                    r = _round_f32(x64 * y64, mode)  # the product is exact in float64
+                else:
+                    if op in ("fma", "mad"):
+                        p, q = x64 * y64, _ftz_in(z, ins).astype(np.float64)  # type: ignore[union-attr]
+                    else:
+                        p, q = x64, (y64 if op == "add" else -y64)
+                    r = _round_f32(_odd_sum(p, q), mode)
+                    if mode == "rm":
+                        r = _zero_sign_rm(r, p, q)
+        if ftz:
+            r = _ftz(r)
+        if ins.has("sat"):
+            r = _sat01(r)
+    return _canon(r.astype(t.dtype))
 
 
 def _fminmax(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -154,6 +232,23 @@ def _fminmax(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
+def _canon(r: np.ndarray, f16: bool = False) -> np.ndarray:
+    """H100 writes every NaN result of f32 arithmetic (add sub mul fma min max, and neg / abs too)
+    as the canonical NaN 0x7FFFFFFF, and of a cvt to f16 as 0x7FFF (``f16``; the corpus records
+    both); f16 arithmetic and f64 results are left as computed (not observed)."""
+    canon = _CANON_NAN.get(r.dtype)
+    if canon is None or (r.dtype == np.float16 and not f16):
+        return r
+    nan = np.isnan(r)
+    if nan.any():
+        r = np.where(nan, canon, r)
+    return r
+
+
+_CANON_NAN = {np.dtype(np.float32): np.uint32(0x7FFFFFFF).view(np.float32),
+              np.dtype(np.float16): np.uint16(0x7FFF).view(np.float16)}
+
+
 def _ftz(r: np.ndarray) -> np.ndarray:
     tiny = np.finfo(r.dtype).tiny
     return np.where(np.abs(r) < tiny, np.copysign(np.zeros_like(r), r), r)
@@ -165,12 +260,7 @@ def _mul(m: Machine, ins: Instr, act: np.ndarray) -> None:
     d, a, b = ins.operands
     x, y = m.read(a, t, act), m.read(b, t, act)
     if t.kind == "f":
-        _check_rounding(ins)
-        with np.errstate(all="ignore"):
-            r = (x * y).astype(t.dtype)
-        if ins.has("ftz"):
-            r = _ftz(r)
-        m.write(d, t, act, r)
+        m.write(d, t, act, _float_arith(ins, t, x, y))
         return
     lo, hi = _mul_full(x, y, t)
     if ins.has("wide"):
@@ -210,42 +300,19 @@ def _mad(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("fma")
 def _fma(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """fma.rn.f32: the exact a*b+c rounded once (round-to-odd in float64, then to float32)."""
+    """fma.f32: the exact a*b+c rounded once (the product is exact in float64; the sum is rounded to
+    odd in float64, then to float32 in the instruction's mode)."""
     t = _ty(ins)
     d, a, b, c = ins.operands
-    _check_rounding(ins)
-    x, y, z = (m.read(o, t, act) for o in (a, b, c))
-    if t.bits == 32:
-        r = _fma32(x, y, z)
-    elif t.bits == 64:
-        raise VmUnsupported("fma.f64 is not implemented")
-    else:
+    if t.kind != "f":
         raise VmUnsupported(ins.opcode)
-    if ins.has("ftz"):
-        r = _ftz(r)
-    if ins.has("sat"):
-        r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(t.dtype)
-    m.write(d, t, act, r)
+    x, y, z = (m.read(o, t, act) for o in (a, b, c))
+    m.write(d, t, act, _float_arith(ins, t, x, y, z))
 
 
 def _fma32(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        p = x.astype(np.float64) * y.astype(np.float64)  # exact: 48 significant bits
-        zz = z.astype(np.float64)
-        s = p + zz
-        # TwoSum error of the float64 addition; if inexact, make the result round-to-odd so the
-        # second rounding (to float32) is correct
-        bp = s - zz
-        err = (p - bp) + (zz - (s - bp))
-        bits = s.view(np.uint64)
-        inexact = (err != 0) & np.isfinite(s)
-        even = (bits & U64(1)) == 0
-        fix = inexact & even
-        toward = np.where((err > 0) == (s > 0), U64(1), U64(0))
-        adj = np.where(fix, np.where(toward == 1, bits + U64(1), bits - U64(1)), bits)
-        # s was rounded to nearest: if the error pushes outwards, the odd neighbour is outward
-        s2 = np.where(fix, adj.view(np.float64), s)
-        return s2.astype(np.float32)
+    """fma.rn.f32 of float32 arrays."""
+    return _round_f32(_odd_sum(x.astype(np.float64) * y.astype(np.float64), z.astype(np.float64)), "rn")
 
 
 @handler("neg", "abs", "not", "cnot", "popc", "clz", "brev")
@@ -263,9 +330,9 @@ def _unop(m: Machine, ins: Instr, act: np.ndarray) -> None:
         bits = x.view(t.udtype)
         sign = t.udtype.type(1 << (t.bits - 1))
         if n == "neg":
-            m.write(d, t, act, (bits ^ sign).view(t.dtype))
+            m.write(d, t, act, _canon((bits ^ sign).view(t.dtype)))
         elif n == "abs":
-            m.write(d, t, act, (bits & t.udtype.type(_mask(t.bits - 1))).view(t.dtype))
+            m.write(d, t, act, _canon((bits & t.udtype.type(_mask(t.bits - 1))).view(t.dtype)))
         else:
             raise VmUnsupported(ins.opcode)
         return
@@ -343,44 +410,67 @@ def _shf(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.write(d, u32, act, r.astype(np.uint32))
 
 
+def _lowmask(n: np.ndarray) -> np.ndarray:
+    """``(1 << n) - 1`` for ``n`` in 0..64 (uint64)."""
+    n = n.astype(np.uint64)
+    return np.where(n >= U64(64), U64(2**64 - 1), (U64(1) << np.minimum(n, U64(63))) - U64(1))
+
+
+def _field_pos_len(m: Machine, ins: Instr, b, c, act: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bit-field position and length operands. The ISA keeps their low 8 bits; H100 silicon does that
+    for 32-bit fields but takes the whole 32-bit values for 64-bit fields (the corpus records it)."""
+    u32 = ptx_type("u32")
+    pos = m.read(b, u32, act).astype(np.uint64)
+    ln = m.read(c, u32, act).astype(np.uint64)
+    if bits == 32:
+        pos, ln = pos & U64(0xFF), ln & U64(0xFF)
+    return pos, ln
+
+
 @handler("bfe")
 def _bfe(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """bfe (9.7.1.x): ``d[i] = (i < len && pos+i <= msb) ? a[pos+i] : sbit``, where ``sbit`` is 0 for
+    .u and for len 0, else ``a[min(pos+len-1, msb)]``."""
     t = _ty(ins)
     d, a, b, c = ins.operands
     x = _as_u(m.read(a, t, act), t).astype(np.uint64)
-    pos = m.read(b, ptx_type("u32"), act).astype(np.uint64) & U64(0xFF)
-    ln = m.read(c, ptx_type("u32"), act).astype(np.uint64) & U64(0xFF)
-    w = U64(t.bits)
-    sh = np.minimum(pos, w - U64(1))
-    field = np.where(pos >= w, U64(0), x >> sh)
-    ln_c = np.minimum(ln, w)
-    keep = np.where(ln_c >= U64(64), U64(2**64 - 1), (U64(1) << ln_c) - U64(1))
-    r = field & keep
+    pos, ln = _field_pos_len(m, ins, b, c, act, t.bits)
+    msb = U64(t.bits - 1)
+    room = np.where(pos > msb, U64(0), msb + U64(1) - np.minimum(pos, msb))
+    take = np.minimum(ln, room)
+    keep = _lowmask(take)
+    r = (x >> np.minimum(pos, msb)) & keep
     if t.signed:
-        # sign bit: bit (pos+len-1) of a, or a's msb if beyond; 0 when len == 0
-        sbit_pos = np.minimum(pos + ln - U64(1), w - U64(1))
-        sbit = (x >> sbit_pos) & U64(1)
+        sbit = (x >> np.minimum(pos + ln - U64(1), msb)) & U64(1)
         sbit = np.where(ln == 0, U64(0), sbit)
-        ext = np.where((sbit == 1) & (ln_c < w), ~keep, U64(0))
-        r = r | ext
-    m.write(d, t, act, r.astype(t.udtype).view(t.dtype))
+        r = r | np.where(sbit == 1, ~keep, U64(0))
+    m.write(d, t, act, (r & U64(_mask(t.bits))).astype(t.udtype).view(t.dtype))
 
 
 @handler("bfi")
 def _bfi(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """bfi: ``f = b; f[pos+i] = a[i] for i < len and pos+i <= msb``."""
     t = _ty(ins)
     d, f, b, c, e = ins.operands
     a_ = _as_u(m.read(f, t, act), t).astype(np.uint64)
     b_ = _as_u(m.read(b, t, act), t).astype(np.uint64)
-    pos = m.read(c, ptx_type("u32"), act).astype(np.uint64) & U64(0xFF)
-    ln = m.read(e, ptx_type("u32"), act).astype(np.uint64) & U64(0xFF)
-    w = U64(t.bits)
-    ln_c = np.minimum(ln, w)
-    keep = np.where(ln_c >= U64(64), U64(2**64 - 1), (U64(1) << ln_c) - U64(1))
-    sh = np.minimum(pos, U64(63))
-    mask = np.where(pos >= w, U64(0), (keep << sh)) & U64(_mask(t.bits))
+    pos, ln = _field_pos_len(m, ins, c, e, act, t.bits)
+    msb = U64(t.bits - 1)
+    room = np.where(pos > msb, U64(0), msb + U64(1) - np.minimum(pos, msb))
+    sh = np.minimum(pos, msb)
+    mask = _lowmask(np.minimum(ln, room)) << sh
     r = (b_ & ~mask) | ((a_ << sh) & mask)
-    m.write(d, t, act, r.astype(t.udtype).view(t.dtype))
+    m.write(d, t, act, (r & U64(_mask(t.bits))).astype(t.udtype).view(t.dtype))
+
+
+_PRMT_MODES = {  # mode -> for c[1:0] = 0..3: source byte of d.b0, d.b1, d.b2, d.b3 (9.7.8.7)
+    "f4e": ((0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)),
+    "b4e": ((0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)),
+    "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)),
+    "ecl": ((0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)),
+    "ecr": ((0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)),
+    "rc16": ((0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)),
+}
 
 
 @handler("prmt")
@@ -390,11 +480,15 @@ def _prmt(m: Machine, ins: Instr, act: np.ndarray) -> None:
     x = m.read(a, u32, act).astype(np.uint64)
     y = m.read(b, u32, act).astype(np.uint64)
     s = m.read(c, u32, act).astype(np.uint64)
-    mode = next((p for p in ins.parts[2:] if p in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), None)
-    if mode is not None:
-        raise VmUnsupported(f"prmt mode .{mode} is not implemented")
+    mode = next((p for p in ins.parts[1:] if p in _PRMT_MODES), None)
     v = x | (y << U64(32))
     r = np.zeros(len(act), dtype=np.uint64)
+    if mode is not None:  # the selector's low 2 bits pick a row of the mode's byte table
+        table = np.array(_PRMT_MODES[mode], dtype=np.uint64)[(s & U64(3)).astype(np.int64)]
+        for i in range(4):
+            r |= ((v >> (table[:, i] * U64(8))) & U64(0xFF)) << U64(8 * i)
+        m.write(d, u32, act, r.astype(np.uint32))
+        return
     for i in range(4):
         sel = (s >> U64(4 * i)) & U64(0xF)
         byte = (v >> ((sel & U64(7)) * U64(8))) & U64(0xFF)
@@ -509,16 +603,54 @@ def _mov(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("cvta")
 def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """Generic <-> state-space addresses. The VM's generic window is identity for global; shared
-    addresses are not representable generically here (a kernel that converts one is refused)."""
+    """Generic <-> state-space addresses (9.7.9.18). Global addresses are the same in both; the
+    executing CTA's shared memory and the thread's local memory appear in the generic space at
+    windows (``memory.SHARED_WINDOW`` / ``LOCAL_WINDOW``). ``cvta.to`` of an address outside the
+    window is undefined in the ISA: the VM refuses it."""
     t = _ty(ins)
     d, a = ins.operands
-    if not ins.has("global"):
-        raise VmUnsupported(f"{ins.opcode}: only the global state space is implemented")
-    m.write(d, t, act, m.read(a, t, act))
+    sp = next((p for p in ins.parts[1:] if p not in ("to",) and not is_type(p)), "")
+    if sp == "global":
+        m.write(d, t, act, m.read(a, t, act))
+        return
+    base = {"shared": SHARED_WINDOW, "shared::cta": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(sp)
+    if base is None:
+        raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
+    x = _as_u(m.read(a, t, act), t).astype(np.uint64)
+    if ins.has("to"):
+        r = x - U64(base)
+        if (r >= U64(WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(r >= U64(WINDOW_SIZE))[0])
+            raise VmMemoryFault(f"{ins.opcode} of {int(x[i]):#x}, which is not in the generic .{sp} window@thread{i}")
+    else:
+        if t.bits != 64:
+            raise VmUnsupported(f"{ins.opcode}: generic addresses are 64-bit")
+        r = x + U64(base)
+    m.write(d, t, act, r.astype(t.udtype).view(t.dtype))
+
+
+@handler("isspacep")
+def _isspacep(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """isspacep.{global,shared,local} p, a: whether generic address ``a`` is in that space's window
+    (global: outside the shared and local windows)."""
+    d, a = ins.operands
+    x = m.read(a, ptx_type("u64"), act)
+    in_sh = (x - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE)
+    in_lo = (x - U64(LOCAL_WINDOW)) < U64(WINDOW_SIZE)
+    sp = ins.parts[1]
+    if sp in ("shared", "shared::cta"):
+        r = in_sh
+    elif sp == "local":
+        r = in_lo
+    elif sp == "global":
+        r = ~(in_sh | in_lo)
+    else:
+        raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
+    m.write(d, ptx_type("pred"), act, r)
 
 
 def _round_int(x: np.ndarray, mode: str | None) -> np.ndarray:
+    """Round float64 ``x`` to an integral value (.rni: nearest even, .rzi, .rmi, .rpi)."""
     if mode in (None, "rzi", "rz"):
         return np.trunc(x)
     if mode in ("rni", "rn"):
@@ -540,7 +672,7 @@ def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
     x = m.read(a, st, act)
     rnd = next((p for p in ins.parts[1:] if p in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), None)
     sat = ins.has("sat")
-    if dt.kind != "f" and st.kind != "f":
+    if not _is_float(dt) and not _is_float(st):
         # integer -> integer: the source value (sign- or zero-extended by the source type), then
         # truncation to the destination width, or with .sat a clamp to the destination's range
         wide = x.astype(np.int64) if st.signed else _as_u(x, st).astype(np.uint64)
@@ -555,33 +687,91 @@ def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
         m.write(d, dt, act, bits.astype(dt.udtype).view(dt.dtype))
         return
     with np.errstate(all="ignore"):
-        if dt.kind == "f" and st.kind == "f":
-            if dt.bits < st.bits and rnd not in (None, "rn"):
-                raise VmUnsupported(f"{ins.opcode}: rounding .{rnd}")
-            r = x.astype(dt.dtype)
+        m.write(d, dt, act, _cvt_float(ins, dt, st, x, rnd, sat))
+
+
+def _is_float(t: PtxType) -> bool:
+    return t.kind == "f" or t.name == "bf16"
+
+
+def _int_to_f64_odd(x: np.ndarray, st: PtxType) -> np.ndarray:
+    """An integer's value as float64, rounded to odd when it has more than 53 significant bits."""
+    if st.bits <= 32:
+        return x.astype(np.float64)
+    v = x.view(np.int64) if st.signed else x.view(np.uint64)
+    hi = (v >> v.dtype.type(32)).astype(np.float64) * 4294967296.0
+    lo = (v.view(np.uint64) & U64(0xFFFFFFFF)).astype(np.float64)
+    return _odd_sum(hi, lo)
+
+
+def _round_bf16(v: np.ndarray, mode: str) -> np.ndarray:
+    """float64 ``v`` (exact or rounded to odd) to bf16 bits, round to nearest even (via float32
+    rounded to odd); NaN -> 0x7FFF."""
+    if mode != "rn":
+        raise VmUnsupported(f"cvt to .bf16 with rounding .{mode}")
+    with np.errstate(all="ignore"):
+        t = _round_f32(v, "rz")
+        bits = t.view(np.uint32).astype(np.uint64)
+        bits = np.where(t.astype(np.float64) != v, bits | U64(1), bits)
+    r = (bits + U64(0x7FFF) + ((bits >> U64(16)) & U64(1))) >> U64(16)
+    return np.where(np.isnan(v), U64(0x7FFF), r).astype(np.uint16)
+
+
+def _cvt_float(ins: Instr, dt: PtxType, st: PtxType, x: np.ndarray, rnd: str | None, sat: bool) -> np.ndarray:
+    """cvt with a float source or destination (9.7.9.21): float -> float (.rn/.rz/.rm/.rp when
+    narrowing, .rni/.rzi/.rmi/.rpi to an integral value), int -> float (rounded once, exactly),
+    float -> int (rounded by .rni/.rzi/.rmi/.rpi, saturated to the destination range, NaN -> 0).
+    .ftz flushes f32 subnormal inputs and results, .sat clamps float results to [0, 1]."""
+    ftz = ins.has("ftz")
+    if _is_float(st) and st.bits == 32 and ftz:
+        x = _ftz(x)
+    if _is_float(dt):
+        if _is_float(st):
+            if st.name == "bf16":
+                v = (x.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+            else:
+                v = x.astype(np.float64)
             if rnd in ("rni", "rzi", "rmi", "rpi"):
-                r = _round_int(r, rnd).astype(dt.dtype)
-            if ins.has("ftz"):
-                r = _ftz(r)
-            if sat:
-                r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(dt.dtype)
-            m.write(d, dt, act, r)
-            return
-        if dt.kind == "f":  # int -> float (.rn default)
-            if rnd not in (None, "rn"):
-                raise VmUnsupported(f"{ins.opcode}: rounding .{rnd}")
-            if st.bits == 64:
-                raise VmUnsupported(f"{ins.opcode}: 64-bit integer to float")
-            m.write(d, dt, act, x.astype(np.float64).astype(dt.dtype))
-            return
-        # float -> int: round, saturate (always, PTX float->int conversions saturate), NaN -> 0
-        r = _round_int(x.astype(np.float64), rnd)
-        lo = -(2 ** (dt.bits - 1)) if dt.signed else 0
-        hi = 2 ** (dt.bits - 1) - 1 if dt.signed else 2**dt.bits - 1
-        r = np.where(np.isnan(r), 0, np.clip(r, lo, hi))
-        if dt.bits == 64:
-            raise VmUnsupported(f"{ins.opcode}: float to 64-bit integer")
-        m.write(d, dt, act, r.astype(np.int64).astype(dt.dtype))
+                if dt.bits != st.bits:
+                    raise VmUnsupported(f"{ins.opcode}: .{rnd} between different widths")
+                v = _round_int(v, rnd)
+                mode = "rn"
+            else:
+                mode = rnd or "rn"
+        else:
+            if rnd in ("rni", "rzi", "rmi", "rpi"):
+                raise VmUnsupported(f"{ins.opcode}: integer rounding for an int -> float cvt")
+            v = _int_to_f64_odd(x, st)
+            mode = rnd or "rn"
+        if dt.name == "bf16":
+            return _round_bf16(v, mode)
+        if dt.bits == 32:
+            r = _round_f32(v, mode)
+        elif mode != "rn":
+            raise VmUnsupported(f"{ins.opcode}: rounding .{mode} to .{dt.name}")
+        else:
+            r = v.astype(dt.dtype)  # float64 -> f16 / f64: numpy rounds once, to nearest even
+        if ftz and dt.bits == 32:
+            r = _ftz(r)
+        if sat:
+            r = _sat01(r)
+        return _canon(r.astype(dt.dtype), f16=True)
+    # float -> int: round, saturate to the destination's range (PTX float->int always saturates),
+    # NaN -> 0 (.s64: the most negative value, as H100 does)
+    if st.name == "bf16":
+        raise VmUnsupported(f"{ins.opcode}")
+    r = _round_int(x.astype(np.float64), rnd)
+    lo = -(2 ** (dt.bits - 1)) if dt.signed else 0
+    hi = 2 ** (dt.bits - 1) - 1 if dt.signed else 2**dt.bits - 1
+    nan = np.isnan(r)
+    r = np.where(nan, 0.0, r)
+    over, under = r >= float(hi), r <= float(lo)
+    mid = np.where(over | under, 0.0, r)
+    out = (mid.astype(np.int64).view(np.uint64) if dt.signed or dt.bits < 64 else mid.astype(np.uint64))
+    out = np.where(over, U64(hi & (2**64 - 1)), np.where(under, U64(lo & (2**64 - 1)), out))
+    if dt.bits == 64 and dt.signed:
+        out = np.where(nan, U64(1 << 63), out)  # H100: NaN -> 0x8000000000000000 for .s64 (corpus)
+    return out.astype(dt.udtype).view(dt.dtype)
 
 
 # ------------------------------------------------------------------------------------------ memory
@@ -616,14 +806,8 @@ def _ld(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if lo + nb > m.params.size:
             raise VmMemoryFault(f"ld.param past the parameter block ({lo}+{nb} > {m.params.size})")
         raw = np.broadcast_to(m.params[lo:lo + nb], (len(act), nb)).copy()
-    elif sp == "global" or sp == "generic":
-        addrs = m.address(a, act)
-        check_aligned(addrs, nb, "global")
-        raw = m.gmem.load(addrs, nb)
-    elif sp == "shared":
-        raw = m.shared_load(m.address(a, act), nb, act)
     else:
-        raise VmUnsupported(f"{ins.opcode}: state space .{sp}")
+        raw = m.load(sp, m.address(a, act), nb, act)
     vals = raw.reshape(len(act), nv, t.nbytes)
     items = d.items if d.kind == "vec" else (d,)
     if len(items) != nv:
@@ -645,16 +829,7 @@ def _st(m: Machine, ins: Instr, act: np.ndarray) -> None:
     cols = [np.ascontiguousarray(m.read(it, t, act)).view(t.udtype).view(np.uint8).reshape(len(act), t.nbytes)
             for it in items]
     data = np.concatenate(cols, axis=1)
-    nb = data.shape[1]
-    addrs = m.address(a, act)
-    if sp in ("global", "generic"):
-        check_aligned(addrs, nb, "global")
-        m.gmem.store(addrs, data)
-    elif sp == "shared":
-        check_aligned(addrs, nb, "shared")
-        m.shared_store(addrs, data, act, ins)
-    else:
-        raise VmUnsupported(f"{ins.opcode}: state space .{sp}")
+    m.store(sp, m.address(a, act), data, act, ins)
 
 
 # ------------------------------------------------------------------------------------------ control
@@ -784,7 +959,7 @@ def _mbarrier(m: Machine, ins: Instr, act: np.ndarray) -> None:
             done[i] = _phase_done(mb, int(want[i]), parity)
         m.write(ops[0], pred, act, done)
         if not done.all():
-            m.spin_pc = int(m.pc[act[0]])
+            m.spin(act[~done])
         return
     if op == "inval":
         for t, a in zip(act, m.address(ops[0], act), strict=True):
@@ -818,4 +993,4 @@ def arrive(m: Machine, mb: MbarrierState, n: int) -> None:
 
 @handler("nanosleep")
 def _nanosleep(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    m.spin_pc = int(m.pc[act[0]])
+    m.spin(act)

@@ -51,6 +51,8 @@ class AsyncOp:
     ctas: list[int]
     tmem_reads: dict[int, np.ndarray] = field(default_factory=dict)
     """Cells of each CTA read by tcgen05.ld while this op was in flight."""
+    unwaited_st: dict[int, np.ndarray] = field(default_factory=dict)
+    """Per CTA at issue: source line of a tcgen05.st to each cell not yet completed by tcgen05.wait::st (0: none)."""
 
 
 @dataclass
@@ -71,16 +73,38 @@ class Tcgen05State:
         """Per issuing thread: ops issued and not yet committed."""
         self.groups: list[CommitGroup] = []
         self.seq = 0
+        self._tmem_all: np.ndarray | None = None
+        self._st_all: tuple[np.ndarray, np.ndarray] | None = None
+        self.st_line: dict[int, np.ndarray] = {}
+        """Per CTA: line of the tcgen05.st that wrote each cell and is not yet waited for (0: none)."""
+        self.st_warp: dict[int, np.ndarray] = {}
         self.stores: list[tuple[int, int, np.ndarray, int]] = []
         """Generic shared-memory stores while ops are in flight: (seq, cta, flat byte indices, line)."""
 
     # -- state ------------------------------------------------------------------------------
     def tmem_of(self, cta: int) -> np.ndarray:
+        """The CTA's tensor memory: a view into one (CTAs, 128, 512) array, so warp-collective
+        accesses of many CTAs are one numpy gather (:func:`_ld_st_fast`)."""
         t = self.tmem.get(cta)
         if t is None:
-            t = np.full((LANES, COLS), POISON, dtype=np.uint32)
+            t = self.tmem_all()[cta]
             self.tmem[cta] = t
         return t
+
+    def tmem_all(self) -> np.ndarray:
+        if self._tmem_all is None:
+            self._tmem_all = np.full((len(self.m.ctas), LANES, COLS), POISON, dtype=np.uint32)
+        return self._tmem_all
+
+    def st_arrays(self, cta: int) -> tuple[np.ndarray, np.ndarray]:
+        """(line, warp) of the unwaited tcgen05.st to each cell of ``cta`` (views into per-chunk arrays)."""
+        if self._st_all is None:
+            shape = (len(self.m.ctas), LANES, COLS)
+            self._st_all = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=np.int32))
+        if cta not in self.st_line:
+            self.st_line[cta] = self._st_all[0][cta]
+            self.st_warp[cta] = self._st_all[1][cta]
+        return self.st_line[cta], self.st_warp[cta]
 
     def allocator(self, cta: int) -> T.TmemAllocator:
         return self.alloc.setdefault(cta, T.TmemAllocator())
@@ -150,6 +174,14 @@ class Tcgen05State:
         for i, cta in enumerate(op.ctas):
             ranges = fp.smem_ranges[i] if i < len(fp.smem_ranges) else []
             written = fp.tmem_written[i] if i < len(fp.tmem_written) else None
+            read = getattr(fp, "tmem_read", None)
+            read = read[i] if read is not None and i < len(read) else None
+            pend = op.unwaited_st.get(cta)
+            if read is not None and pend is not None and (read & (pend > 0)).any():
+                lane, col = np.argwhere(read & (pend > 0))[0]
+                raise VmHazard(f"the tcgen05 operation issued at {op.ins.where()} reads TMEM lane {lane} column "
+                               f"{col} of CTA {m.ctas[cta]}, written by the tcgen05.st at line "
+                               f"{int(pend[lane, col])} with no tcgen05.wait::st before the operation was issued")
             if written is not None and cta in op.tmem_reads and (op.tmem_reads[cta] & written).any():
                 lane, col = np.argwhere(op.tmem_reads[cta] & written)[0]
                 raise VmHazard(f"tcgen05.ld read lane {lane} column {col} of CTA {m.ctas[cta]} before the "
@@ -169,6 +201,9 @@ class Tcgen05State:
                     m.check_async_reads(cta, idx, f"the tcgen05 operation at {op.ins.where()}")
 
     def issue(self, t: int, op: AsyncOp) -> None:
+        for c in op.ctas:
+            if c in self.st_line and self.st_line[c].any():
+                op.unwaited_st[c] = self.st_line[c].copy()
         op.seq = self.seq
         self.seq += 1
         self.queued.setdefault(t, []).append(op)
@@ -259,6 +294,8 @@ def _ld_st_form(ins: Instr) -> tuple[str, int, bool]:
 @handler("tcgen05.ld", "tcgen05.st")
 def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.check_converged(ins, act)
+    if ins.parts[2] == "red":
+        raise VmUnsupported(f"{ins.opcode}: tcgen05.ld.red (sm_101a/sm_103f+, not sm_100a) is not implemented")
     s = state(m)
     shape, num, pack = _ld_st_form(ins)
     is_ld = ins.parts[1] == "ld"
@@ -276,6 +313,8 @@ def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
             raise VmError(f"{ins.opcode}: immHalfSplitoff missing")
         half = int(extra[0].value)
     items = regs_op.items if regs_op.kind == "vec" else (regs_op,)
+    if not pack and len(act) % 32 == 0 and _ld_st_fast(m, s, ins, act, shape, num, half, is_ld, addr_op, items):
+        return
     for w in _warps(m, act):
         if len(w) != 32:
             raise VmError(f"{ins.opcode} needs all 32 threads of the warp")
@@ -297,6 +336,9 @@ def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
             else:
                 regs = np.stack([m.read(it, U32, w) for it in items], axis=1)
                 T.tcgen05_st(tm, regs, shape, num, taddr, warp_id=warp_id, unpack=pack, half_split=half)
+                sl, sw = s.st_arrays(cta)
+                sl[lanes, cols] = ins.line
+                sw[lanes, cols] = int(m.gwarp[w[0]])
         except ValueError as exc:
             raise VmError(str(exc)) from None
         if is_ld:
@@ -310,9 +352,92 @@ def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
                     m.pending_regs[it.name] = (mask, ins)
 
 
+_MAPS: dict[tuple[str, int, int | None], Any] = {}
+
+
+def _ld_st_fast(m: Machine, s: Tcgen05State, ins: Instr, act: np.ndarray, shape: str, num: int, half: int | None,
+                is_ld: bool, addr_op: Any, items: tuple) -> bool:
+    """tcgen05.ld/st of every active warp (of every CTA) at once; False: use the per-warp path.
+
+    Same rules as the per-warp path: warps whole and contiguous, taddr uniform per warp, the lane
+    quadrant, allocated columns, the async-read log, unwaited-store tracking, pending registers."""
+    nw = len(act) // 32
+    a = act.reshape(nw, 32)
+    if not ((a[:, 1:] - a[:, :-1]) == 1).all() or (m.lane[a[:, 0]] != 0).any():
+        return False
+    key = (shape, num, half)
+    mp = _MAPS.get(key)
+    if mp is None:
+        try:
+            mp = T.ld_st_map(shape, num, pack=False, half_split=half)
+        except ValueError as exc:
+            raise VmError(str(exc)) from None
+        _MAPS[key] = mp
+    tv = m.read(addr_op, U32, act) if addr_op.kind != "addr" else m.address(addr_op, act)
+    tv = np.asarray(tv, dtype=np.int64).reshape(nw, 32)
+    if (tv != tv[:, :1]).any():
+        raise VmError(f"taddr differs between the threads of a warp-collective {ins.opcode}")
+    taddr = tv[:, 0]
+    lane0, col0 = (taddr >> 16) & 0xFFFF, taddr & 0xFFFF
+    lanes = lane0[:, None, None] + mp.lane[None]
+    cols = col0[:, None, None] + mp.col[None]
+    if lanes.max() >= LANES or cols.max() >= COLS:
+        return False  # the per-warp path names the fault
+    cta = m.cta[a[:, 0]]
+    warp_id = m.warp[a[:, 0]]
+    q = lanes // 32 != (warp_id % 4)[:, None, None]
+    if q.any():
+        w = int(np.argwhere(q)[0][0])
+        wid = int(warp_id[w])
+        raise VmError(f"warp {wid} of CTA {m.ctas[int(cta[w])]} accesses TMEM lane {int(lanes[q][0])}, outside its "
+                      f"lane quadrant {32 * (wid % 4)}-{32 * (wid % 4) + 31} (9.7.16.8.1)")
+    alloc = np.zeros((len(m.ctas), COLS), dtype=bool)
+    for c in np.unique(cta):
+        for start, n in s.allocator(int(c)).allocations.items():
+            alloc[int(c), start:start + n] = True
+    ok = alloc[cta[:, None, None], cols]
+    if not ok.all():
+        w = int(np.argwhere(~ok)[0][0])
+        raise VmError(f"{ins.base}.{ins.parts[1]} touches TMEM column {int(cols[~ok][0])} of CTA "
+                      f"{m.ctas[int(cta[w])]}, which is not allocated")
+    tm = s.tmem_all()
+    cidx = np.broadcast_to(cta[:, None, None], lanes.shape)
+    if is_ld:
+        vals = tm[cidx, lanes, cols]  # (W, 32, R)
+        if vals.shape[2] != len(items):
+            raise VmError(f"{ins.opcode}: {len(items)} destination registers, the shape moves {vals.shape[2]}")
+        for c in np.unique(cta):
+            sel = cta == c
+            s.note_ld(int(c), lanes[sel].reshape(-1), cols[sel].reshape(-1))
+        flat = vals.reshape(nw * 32, len(items))
+        for j, it in enumerate(items):
+            m.write(it, U32, act, flat[:, j])
+            if it.kind == "reg":
+                mask, _ = m.pending_regs.get(it.name, (np.zeros(m.T, dtype=bool), ins))
+                mask[act] = True
+                m.pending_regs[it.name] = (mask, ins)
+    else:
+        regs = np.stack([m.read(it, U32, act) for it in items], axis=1).reshape(nw, 32, len(items))
+        if regs.shape[2] != lanes.shape[2]:
+            raise VmError(f"{ins.opcode}: {len(items)} source registers, the shape moves {lanes.shape[2]}")
+        tm[cidx, lanes, cols] = regs
+        s.st_arrays(int(cta[0]))
+        assert s._st_all is not None
+        s._st_all[0][cidx, lanes, cols] = ins.line
+        s._st_all[1][cidx, lanes, cols] = np.broadcast_to(m.gwarp[a[:, 0]][:, None, None], lanes.shape)
+        for c in np.unique(cta):
+            s.st_arrays(int(c))
+    return True
+
+
 @handler("tcgen05.wait::ld", "tcgen05.wait::st")
 def _wait(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.check_converged(ins, act)
+    if ins.parts[1] == "wait::st":
+        s = state(m)
+        if s._st_all is not None:
+            line, warp = s._st_all
+            line[np.isin(warp, np.unique(m.gwarp[act])) & (line > 0)] = 0
     if ins.parts[1] == "wait::ld":
         for name in list(m.pending_regs):
             mask, _ = m.pending_regs[name]
@@ -371,8 +496,8 @@ def _cp_cells(shape: str, mc: str | None, taddr: int) -> tuple[np.ndarray, np.nd
 
 
 def _mma_form(ins: Instr) -> dict[str, Any]:
-    f: dict[str, Any] = {"sparse": "sp" in ins.parts[1:3], "cta_group": _cta_group(ins), "block_scale": False,
-                         "scale_vec": None, "collector": None, "kind": None, "ws": "ws" in ins.parts[1:3]}
+    f: dict[str, Any] = {"sparse": "sp" in ins.parts[1:4], "cta_group": _cta_group(ins), "block_scale": False,
+                         "scale_vec": None, "collector": None, "kind": None, "ws": "ws" in ins.parts[1:4]}
     for p in ins.parts[2:]:
         if p.startswith("kind::"):
             f["kind"] = p.split("::")[1]
@@ -384,33 +509,65 @@ def _mma_form(ins: Instr) -> dict[str, Any]:
             f["scale_vec"] = p
         elif p.startswith("collector::"):
             f["collector"] = p
-    if f["ws"]:
-        raise VmUnsupported(f"{ins.opcode}: tcgen05.mma.ws is not implemented by the VM")
-    if not f["block_scale"]:
-        raise VmUnsupported(f"{ins.opcode}: only block-scaled tcgen05.mma is implemented by the VM")
+        elif p == "ashift":
+            raise VmUnsupported(f"{ins.opcode}: .ashift is not implemented by the VM")
+    if f["ws"] and f["block_scale"]:
+        raise VmError(f"{ins.opcode}: tcgen05.mma.ws has no block-scaled kinds (Table 39)")
     return f
+
+
+def _mma_operands(m: Machine, ins: Instr, f: dict[str, Any], act: np.ndarray) -> dict[str, Any]:
+    """Per-thread operand values, in the order of the syntax of 9.7.16.10.9.1-.4:
+    ``[d], a, b, [sp-meta]?, idesc, `` then ``[sfa], [sfb], en`` (block-scaled), ``{dol}?, en, sid?``
+    (other kinds) or ``en, zcm?`` (.ws)."""
+    ops = list(ins.operands)
+    d_op, a_op, b_op = ops[0], ops[1], ops[2]
+    rest = ops[3:]
+    meta_op = rest.pop(0) if f["sparse"] else None
+    idesc_op, rest = rest[0], rest[1:]
+    out: dict[str, Any] = {"a_tmem": a_op.kind == "addr"}
+    out["d"] = m.address(d_op, act)
+    out["a"] = m.address(a_op, act) if out["a_tmem"] else m.read(a_op, U64, act)
+    out["b"] = m.read(b_op, U64, act)
+    out["idesc"] = m.read(idesc_op, U32, act)
+    out["meta"] = m.address(meta_op, act) if meta_op is not None else None
+    out["dol"] = out["sid"] = out["zcm"] = out["sfa"] = out["sfb"] = None
+    bad = VmError(f"{ins.opcode}: operands do not match the syntax of 9.7.16.10.9 ({len(ops)} given)")
+    if f["block_scale"]:
+        if len(rest) != 3:
+            raise bad  # no disable-output-lane / scale-input-d for block-scaled kinds (ptxas refuses them too)
+        out["sfa"], out["sfb"] = m.address(rest[0], act), m.address(rest[1], act)
+        out["en"] = m.read(rest[2], PRED, act)
+    elif f["ws"]:
+        if len(rest) not in (1, 2) or rest[0].kind == "vec":
+            raise bad
+        out["en"] = m.read(rest[0], PRED, act)
+        if len(rest) == 2:
+            out["zcm"] = m.read(rest[1], U64, act)
+    else:
+        if rest and rest[0].kind == "vec":
+            out["dol"] = np.stack([m.read(it, U32, act) for it in rest[0].items], axis=1)
+            rest = rest[1:]
+        if len(rest) not in (1, 2):
+            raise bad
+        out["en"] = m.read(rest[0], PRED, act)
+        if len(rest) == 2:
+            if rest[1].kind != "imm":
+                raise VmError(f"{ins.opcode}: scale-input-d must be an immediate (9.7.16.10.9.1)")
+            out["sid"] = int(rest[1].value)
+    return out
+
+
+def _collectors(s: Tcgen05State, ctas: list[int]) -> list[T.Collector]:
+    store = s.__dict__.setdefault("collectors", {})
+    return [store.setdefault(c, T.Collector()) for c in ctas]
 
 
 @handler("tcgen05.mma")
 def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
     s = state(m)
     f = _mma_form(ins)
-    ops = list(ins.operands)
-    d_op, a_op, b_op = ops[0], ops[1], ops[2]
-    rest = ops[3:]
-    meta_op = rest.pop(0) if f["sparse"] else None
-    idesc_op, sfa_op, sfb_op, en_op = rest[0], rest[1], rest[2], rest[3]
-    if len(rest) > 4:
-        raise VmUnsupported(f"{ins.opcode}: disable-output-lane / scale-input-d operands are not implemented")
-    a_tmem = a_op.kind == "addr"
-    d_addr = m.address(d_op, act)
-    a_val = m.address(a_op, act) if a_tmem else m.read(a_op, U64, act)
-    b_val = m.read(b_op, U64, act)
-    idesc = m.read(idesc_op, U32, act)
-    sfa = m.address(sfa_op, act)
-    sfb = m.address(sfb_op, act)
-    en = m.read(en_op, PRED, act)
-    meta = m.address(meta_op, act) if meta_op is not None else None
+    o = _mma_operands(m, ins, f, act)
     arith = (m.profile or {}).get("tcgen05_arithmetic", "float64") if isinstance(m.profile, dict) else "float64"
     for i, t in enumerate(act):
         cta = int(m.cta[t])
@@ -419,13 +576,46 @@ def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
             raise VmError("tcgen05.mma.cta_group::2 issued from the odd-ranked CTA of the pair (the MMA is "
                           "issued by the even-ranked peer)")
         ctas = s.pair(cta, cg)
-        kw = dict(kind=f["kind"], cta_group=cg, d_taddr=int(d_addr[i]), a=int(a_val[i]), b_desc=int(b_val[i]),
-                  idesc=int(idesc[i]), enable_input_d=bool(en[i]), sfa_taddr=int(sfa[i]), sfb_taddr=int(sfb[i]),
-                  a_is_tmem=a_tmem, sparse=f["sparse"], sp_meta_taddr=None if meta is None else int(meta[i]),
-                  scale_vec=f["scale_vec"], arch=m.cfg.arch, arithmetic=arith)
+        kw = dict(kind=f["kind"], cta_group=cg, d_taddr=int(o["d"][i]), a=int(o["a"][i]), b_desc=int(o["b"][i]),
+                  idesc=int(o["idesc"][i]), enable_input_d=bool(o["en"][i]), a_is_tmem=o["a_tmem"],
+                  sparse=f["sparse"], sp_meta_taddr=None if o["meta"] is None else int(o["meta"][i]),
+                  collectors=_collectors(s, ctas), collector_usage=f["collector"])
+        if f["block_scale"]:
+            kw.update(sfa_taddr=int(o["sfa"][i]), sfb_taddr=int(o["sfb"][i]), scale_vec=f["scale_vec"],
+                      arch=m.cfg.arch, arithmetic=arith)
+            fn = T.execute_mma
+        else:
+            kw.update(ws=f["ws"], scale_input_d=o["sid"],
+                      disable_output_lane=None if o["dol"] is None else [int(w) for w in o["dol"][i]],
+                      zero_column_mask_desc=None if o["zcm"] is None else int(o["zcm"][i]))
+            fn = T.execute_mma_plain
 
-        def run(ctas=ctas, kw=kw):
-            return T.execute_mma(tmems=[s.tmem_of(c) for c in ctas], smems=[m.smem[c] for c in ctas], **kw)
+        def run(ctas=ctas, kw=kw, fn=fn):
+            return fn(tmems=[s.tmem_of(c) for c in ctas], smems=[m.smem[c] for c in ctas], **kw)
+
+        s.issue(int(t), AsyncOp(ins, 0, run, ctas))
+
+
+@handler("tcgen05.shift")
+def _shift(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """tcgen05.shift.down (9.7.16.9.3): single-thread issue, asynchronous like mma/cp (``T.shift``)."""
+    if not ins.has("down"):
+        raise VmUnsupported(f"{ins.opcode}: only .down")
+    s = state(m)
+    cg = _cta_group(ins)
+    taddr = m.address(ins.operands[0], act)
+    for i, t in enumerate(act):
+        ctas = s.pair(int(m.cta[t]), cg)
+        ta = int(taddr[i])
+        try:
+            _, cols = T.shift_cells(ta)
+        except ValueError as exc:
+            raise VmError(f"{exc} ({ins.where()})") from None
+        for c in ctas:
+            _check_cols(s, m, c, cols, ins)
+
+        def run(ctas=ctas, ta=ta):
+            return T.execute_shift([s.tmem_of(c) for c in ctas], ta)
 
         s.issue(int(t), AsyncOp(ins, 0, run, ctas))
 

@@ -5,7 +5,8 @@ module the suite generated, not a description of it. It covers the PTX the suite
 emit: module directives (``.version``, ``.target``, ``.address_size``), module-level ``.shared`` /
 ``.extern .shared`` / ``.global`` arrays with alignment, ``.entry`` with its ``.param`` list and
 performance directives (``.maxntid``, ``.reqntid``, ``.explicitcluster``, ``.reqnctapercluster``),
-``.reg`` declarations including the ``%r<96>`` range form, function-level ``.shared``, labels,
+``.reg`` declarations including the ``%r<96>`` range form, function-level ``.shared`` and
+``.local`` (per-thread) arrays, labels,
 predicated instructions (``@%p`` / ``@!%p``), vector operands ``{...}``, address operands
 ``[base+off]``, integer / hex / ``0f`` float immediates. Anything else is a
 :class:`~mmacts.ptxvm.errors.VmUnsupported` naming the line, never silently dropped.
@@ -108,13 +109,16 @@ class Param:
 
 @dataclass
 class Entry:
-    """One ``.entry``: parameters, directives, registers, local shared variables, code."""
+    """One ``.entry``: parameters, directives, registers, function-level ``.shared`` and ``.local``
+    variables, code."""
 
     name: str
     params: list[Param]
     directives: dict[str, tuple[int, ...]]
     regs: dict[str, RegDecl] = field(default_factory=dict)
     shared: list[VarDecl] = field(default_factory=list)
+    local: list[VarDecl] = field(default_factory=list)
+    """``.local`` arrays: per-thread memory (each thread has its own copy)."""
     code: list[Instr] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
 
@@ -129,6 +133,7 @@ class Module:
 
 
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_LOC_RE = re.compile(r"(?m)^[ \t]*\.loc\b[^\n]*")
 _RANGE_RE = re.compile(r"^(%?[A-Za-z_$][\w$]*)<(\d+)>$")
 _NAME = r"[A-Za-z_$%][\w$.]*"
 
@@ -140,6 +145,8 @@ def _line_of(text: str, pos: int) -> int:
 def parse_module(text: str) -> Module:
     """Parse a whole PTX module."""
     clean = _COMMENT_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    # ".loc" debug directives end at the line, with no ';' (LLVM's PTX puts them between statements)
+    clean = _LOC_RE.sub(lambda m: " " * len(m.group(0)), clean)
     version, target, asz = "", "", 64
     variables: list[VarDecl] = []
     entries: dict[str, Entry] = {}
@@ -165,6 +172,17 @@ def parse_module(text: str) -> Module:
             end = clean.index("\n", pos) if "\n" in clean[pos:] else n
             asz = int(clean[pos:end].split()[1])
             pos = end
+            continue
+        if clean.startswith(".file", pos):  # debug line tables (Triton's PTX): no semantics
+            end = clean.find("\n", pos)
+            pos = n if end == -1 else end
+            continue
+        if clean.startswith(".section", pos):  # DWARF sections ".section .debug_x { ... }": skipped
+            open_ = clean.find("{", pos)
+            close = clean.find("}", open_) if open_ != -1 else -1
+            if close == -1:
+                raise VmUnsupported(f"line {line}: cannot parse {clean[pos:pos + 60].strip()!r}")
+            pos = close + 1
             continue
         # an entry: header up to '{', then the body up to the matching '}'
         brace = clean.find("{", pos)
@@ -243,8 +261,8 @@ def _parse_entry_header(header: str, line: int) -> Entry:
         k = 0
         while k < len(toks):
             t = toks[k]
-            if t == ".param":
-                pass
+            if t in (".param", ".ptr", ".global", ".shared", ".const", ".local"):
+                pass  # ".ptr .global .align N": the pointee's space and alignment (attributes only)
             elif t == ".align":
                 k += 1
                 align = int(toks[k])
@@ -340,6 +358,10 @@ def parse_operand(tok: str, line: int) -> Operand:
 
 
 def _parse_body(entry: Entry, text: str, start: int, end: int) -> None:
+    if "{" in text[start:end]:  # nested { } scopes (inline asm blocks): flattened, line numbers kept
+        pre = text.count("\n", 0, start)
+        text = "\n" * pre + _flatten_scopes(text[start:end])
+        start, end = pre, len(text)
     pos = start
     while pos < end:
         semi = text.find(";", pos, end)
@@ -364,6 +386,68 @@ def _parse_body(entry: Entry, text: str, start: int, end: int) -> None:
         entry.code.append(_parse_instr(stripped, line))
 
 
+_SCOPE_IDS = iter(range(1, 1 << 62))
+
+
+def _flatten_scopes(body: str) -> str:
+    """Remove nested ``{ ... }`` statement blocks (9.3.3; Triton's inline asm wraps each snippet in
+    one, declaring ``.reg .pred complete;`` and labels such as ``waitLoop:``), renaming what each
+    block declares (registers, labels) to a name unique to the block, so that the same snippet
+    repeated in a kernel does not collide. Vector operands ``{%r1, %r2}`` are left alone: a scope
+    brace opens a statement (after ``;``, ``{``, ``}``, a label or the start). Newlines are kept."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        j = body.find("{", i)
+        if j == -1:
+            out.append(body[i:])
+            break
+        prev = body[:j].rstrip()
+        is_scope = not prev or prev[-1] in ";{}" or (prev[-1] == ":" and not prev.endswith("::"))
+        depth, k = 0, j
+        while k < n:
+            if body[k] == "{":
+                depth += 1
+            elif body[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        if not is_scope:
+            out.append(body[i:k + 1])
+            i = k + 1
+            continue
+        inner = _flatten_scopes(body[j + 1:k])
+        out.append(body[i:j] + " " + _rename_scoped(inner, next(_SCOPE_IDS)) + " ")
+        i = k + 1
+    return "".join(out)
+
+
+def _rename_scoped(inner: str, sid: int) -> str:
+    names: dict[str, str] = {}
+    for m in re.finditer(r"(?<![\w$.%])\.reg\s+(?:\.v\d\s+)?\.\w+\s+([^;]*);", inner):
+        for nm in [x.strip() for x in m.group(1).split(",") if x.strip()]:
+            rm = _RANGE_RE.match(nm)
+            for full in ([f"{rm.group(1)}{q}" for q in range(int(rm.group(2)))] if rm else [nm]):
+                names[full] = "%" + full.lstrip("%") + f"$s{sid}"
+    for m in re.finditer(r"(?:^|(?<=[;:]))\s*([A-Za-z_$][\w$]*)\s*:(?!:)", inner):
+        names[m.group(1)] = m.group(1) + f"$s{sid}"
+    if not names:
+        return inner
+
+    def decl(m: re.Match[str]) -> str:  # range declarations become explicit lists of renamed registers
+        items = []
+        for nm in [x.strip() for x in m.group(2).split(",") if x.strip()]:
+            rm = _RANGE_RE.match(nm)
+            items += [f"{rm.group(1)}{q}" for q in range(int(rm.group(2)))] if rm else [nm]
+        return m.group(1) + ", ".join(items) + ";"
+
+    inner = re.sub(r"(\.reg\s+(?:\.v\d\s+)?\.\w+\s+)([^;]*);", decl, inner)
+    pat = re.compile(r"(?<![\w$%.])(" + "|".join(re.escape(x) for x in sorted(names, key=len, reverse=True))
+                     + r")(?![\w$])")
+    return pat.sub(lambda m: names[m.group(1)], inner)
+
+
 def _parse_decl(entry: Entry, stmt: str, line: int) -> None:
     if stmt.startswith(".reg"):
         m = re.match(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)$", stmt, re.S)
@@ -381,7 +465,12 @@ def _parse_decl(entry: Entry, stmt: str, line: int) -> None:
     if stmt.startswith((".shared", ".extern", ".global", ".local")):
         v = _parse_var(stmt, line)
         if v.space == "local":
-            raise VmUnsupported(f"line {line}: .local variables are not implemented: {stmt!r}")
+            if v.extern:
+                raise VmUnsupported(f"line {line}: .extern .local is not implemented: {stmt!r}")
+            entry.local.append(v)
+            return
+        if v.space != "shared":
+            raise VmUnsupported(f"line {line}: function-level .{v.space} variables are not implemented: {stmt!r}")
         entry.shared.append(v)
         return
     if stmt.startswith((".pragma", ".loc", ".file")):

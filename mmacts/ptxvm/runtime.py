@@ -42,7 +42,8 @@ def _load_families() -> None:
     """Instruction families beyond the core register their handlers on import."""
     import importlib
 
-    for name in ("mmacts.ptxvm.ops_tcgen05", "mmacts.ptxvm.ops_warpmma"):
+    for name in ("mmacts.ptxvm.ops_more", "mmacts.ptxvm.ops_tcgen05", "mmacts.ptxvm.ops_warpmma",
+                 "mmacts.ptxvm.ops_warp", "mmacts.ptxvm.ops_bulk"):
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:  # a family still being written: its instructions stay unsupported
@@ -71,7 +72,9 @@ class VmOutcome:
     kernel_us: float | None = None
     message: str = ""
     steps: int = 0
+    """Scheduler steps: one instruction executed by the threads standing at it (a warp or more)."""
     thread_instructions: int = 0
+    """Instructions executed summed over threads (a thread whose guard predicate is false skips it)."""
     wall_s: float = 0.0
 
 
@@ -161,7 +164,7 @@ class VmModule:
             m.run()
             m.notify("kernel_end")
             steps += m.steps
-            ti += m.steps  # refined by the tracer where needed
+            ti += m.thread_instructions
         return steps, ti
 
 

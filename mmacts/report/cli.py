@@ -1,9 +1,9 @@
 """``mmacts report merge|compare|history``: the fleet tools over finished run directories.
 
 - ``merge OUT RUN...``: shards of one run (``--shard I/N`` on N hosts) -> one run directory.
-- ``compare BASE NEW [--out DIR] [--slower 1.5]``: what newly fails, newly passes, changed
-  SASS or got slower, with both runs' metadata side by side (printed, and written as
-  ``compare.html`` + ``compare.csv``).
+- ``compare BASE NEW [--out DIR] [--slower 1.5] [--fail-on ...]``: what newly fails, is missing,
+  newly passes, changed SASS or got slower, regressions first; exit 1 on regressions
+  (see compare_gate.py); the whole table goes to ``compare.csv/html/json``.
 - ``history RUN... [--out DIR]``: ``history.html`` over many runs (see history.py).
 
 A directory that is not an mmacts run of this schema (merge: a completed one), or an output
@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report import compare_gate
 from mmacts.report.frame import to_frame
 from mmacts.report.records import append_jsonl, latest_by_case, read_jsonl
 from mmacts.report.runinfo import SCHEMA, now
@@ -102,63 +102,14 @@ def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
     return write_reports(out, run)
 
 
-def compare(base: Path, new: Path, slower: float = 1.5) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Changes from ``base`` to ``new`` (one row per changed case) and the metadata side by side."""
-    mb, db = read_run(base)
-    mn, dn = read_run(new)
-    cols = ["case_id", "status", "sass_opcodes", "kernel_us", "run_s", "message"]
-    j = db[cols].merge(dn[cols], on="case_id", how="outer", suffixes=("_base", "_new"))
-    sb, sn = j["status_base"].fillna("absent"), j["status_new"].fillna("absent")
-    change = pd.Series("", index=j.index, dtype="string")
-    change[(~sb.isin(BAD)) & sn.isin(BAD)] = "newly fails"
-    change[sb.isin(BAD) & (sn == "pass")] = "newly passes"
-    sass_changed = (j["sass_opcodes_base"].fillna("") != j["sass_opcodes_new"].fillna("")) & (sb != "absent") & (
-        sn != "absent")
-    change[(change == "") & sass_changed] = "SASS changed"
-    tb = j["kernel_us_base"].where(j["kernel_us_base"].notna(), j["run_s_base"])
-    tn = j["kernel_us_new"].where(j["kernel_us_new"].notna(), j["run_s_new"])
-    change[(change == "") & (tn > tb * slower) & (tb > 0)] = f"slower than {slower}x"
-    change[(change == "") & (sb != sn)] = "status changed"
-    j["change"] = change
-    diff = j[j["change"] != ""].sort_values(["change", "case_id"]).reset_index(drop=True)
-
-    def pick(m: dict[str, Any]) -> dict[str, Any]:
-        g = m.get("gpu", {})
-        return {"git": m.get("git_sha"), "start": m.get("start"), "gpu": g.get("name") or "none",
-                "cc": g.get("compute_capability"),
-                "driver": f"{g.get('kernel_driver') or '?'} (CUDA {g.get('driver') or '?'})",
-                "ptxas": m.get("toolchain", {}).get("ptxas"), "command": " ".join(m.get("command", []))}
-
-    meta = pd.DataFrame({"base": pick(mb), "new": pick(mn)})
-    return diff, meta
-
-
-def compare_page(diff: pd.DataFrame, meta: pd.DataFrame) -> str:
-    """compare.html: bucket counts first, then the changed cases with the verdicts up front."""
-    from mmacts.report.html import _CSS
-
-    counts = diff["change"].value_counts().rename_axis("change").reset_index(name="cases") if len(diff) else None
-    cols = ["case_id", "change", "status_base", "status_new", "sass_opcodes_base", "sass_opcodes_new",
-            "kernel_us_base", "kernel_us_new", "message_new"]
-    view = diff[[c for c in cols if c in diff.columns]].astype("object").where(diff.notna(), "")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>mmacts compare</title>"
-            f"<style>{_CSS}</style></head><body><h1>mmacts compare</h1>{meta.to_html(na_rep='')}"
-            f"<h2>{len(diff)} changed cases</h2>"
-            + (counts.to_html(index=False) if counts is not None else "<p>no changes</p>")
-            + view.to_html(index=False, na_rep="", classes="wide") + "</body></html>")
-
-
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="mmacts report")
     sub = p.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge shard runs into one run directory")
     m.add_argument("out", type=Path)
     m.add_argument("runs", nargs="+", type=Path)
-    c = sub.add_parser("compare", help="what changed between two runs")
-    c.add_argument("base", type=Path)
-    c.add_argument("new", type=Path)
-    c.add_argument("--out", type=Path, default=None, help="where compare.html/csv go (default: NEW)")
-    c.add_argument("--slower", type=float, default=1.5, help="time ratio that counts as slower")
+    c = sub.add_parser("compare", help="what changed between two runs; exit 1 on regressions")
+    compare_gate.add_arguments(c)
     h = sub.add_parser("history", help="one HTML page over many runs (oldest first)")
     h.add_argument("runs", nargs="+", type=Path)
     h.add_argument("--out", type=Path, default=Path("."), help="folder for history.html (default .)")
@@ -179,17 +130,7 @@ def main(argv: list[str]) -> int:
             runs.sort(key=lambda md: str(md[0].get("start") or ""))
             print(write_history(args.out, runs))
             return 0
-        diff, meta = compare(args.base, args.new, args.slower)
-        out = args.out or args.new
-        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-            print(meta.to_string())
-            print()
-            print(diff["change"].value_counts().to_string() if len(diff) else "no changes")
-            print(diff[["case_id", "change", "status_base", "status_new"]].head(50).to_string(index=False))
-        write_atomic(Path(out) / "compare.csv", lambda f: diff.to_csv(f, index=False))
-        page = compare_page(diff, meta)
-        write_text_atomic(Path(out) / "compare.html", page)
-        return 0
+        return compare_gate.run(args)
     except ReportInputError as exc:
         print(f"mmacts report: error: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mmacts.report.records import COLUMNS
 
-_NUMERIC = ("mismatches", "max_abs_err", "max_ulp_err", "compile_s", "run_s", "kernel_us")
+_NUMERIC = ("mismatches", "max_abs_err", "max_ulp_err", "compile_s", "run_s", "kernel_us", "attempts")
 
 
 def to_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:

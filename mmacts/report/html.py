@@ -10,13 +10,13 @@ import pandas as pd
 
 from mmacts.report.frame import spec_tables
 
-_STATUS_ORDER = ["pass", "fail", "error", "timeout", "skip", "xfail", "observed"]
+_STATUS_ORDER = ["pass", "flake", "fail", "error", "timeout", "skip", "xfail", "observed"]
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
 th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.timeout{color:#a01010;font-weight:bold}
 .skip,.xfail,.observed{color:#666}.banner{background:#fff4d6;border:1px solid #e0b000;padding:0.8em}
-code{font-size:90%}
+code{font-size:90%}.flake{color:#a05a00;font-weight:bold}
 table.wide{width:100%}table.wide td{vertical-align:top;overflow-wrap:anywhere}
 table.wide td:first-child{font-family:ui-monospace,monospace;font-size:85%;min-width:22em}
 """
@@ -75,6 +75,31 @@ def banner(df: pd.DataFrame) -> str:
     return f"<p class='banner'>{' '.join(parts)}</p>" if parts else ""
 
 
+def _without_first(message: Any, first: Any) -> Any:
+    """The message less its ``N mismatches, first <first_mismatch>`` lead: the columns beside it say it once."""
+    if pd.isna(message) or pd.isna(first) or not first:
+        return message
+    m = re.match(r"^\d+ mismatches, first " + re.escape(str(first)) + r"(; )?", str(message))
+    return str(message)[m.end():] if m else message
+
+
+def _flakes(df: pd.DataFrame) -> list[str]:
+    """Cases that failed and then passed on a retry (``mmacts run --retries N``): not a pass, not a failure."""
+    flaky = df[df["status"] == "flake"]
+    if flaky.empty:
+        return []
+    view = flaky[["case_id", "backend", "attempts", "message"]].head(500)
+    view = view.assign(attempts=view["attempts"].astype("Int64"))
+    return [f"<h2>Flakes ({len(flaky)})</h2><p>failed, then passed on a retry</p>", _table(view, "wide")]
+
+
+def _coverage_sections(df: pd.DataFrame) -> list[str]:
+    """What the verdicts assume; which cited rows a mutant proves can fail (``mmacts.report.coverage``)."""
+    from mmacts.report.coverage import html_sections
+
+    return html_sections(df) if len(df) else []
+
+
 def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | None = None) -> str:
     """The whole page."""
     tot = len(df)
@@ -99,6 +124,8 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     bad = df[df["status"].isin(["fail", "error", "timeout"])]
     bad_view = bad[["case_id", "status", "backend", "spec_rows", "mismatches", "first_mismatch", "message"]].head(500)
     bad_view = bad_view.assign(spec_rows=bad_view["spec_rows"].fillna("").map(compact_refs))
+    bad_view = bad_view.assign(message=[_without_first(m, f) for m, f in
+                                        zip(bad_view["message"], bad_view["first_mismatch"], strict=True)])
     timing = (
         df.groupby(["suite", "backend"])[["compile_s", "run_s", "kernel_us"]]
         .agg(["count", "sum", "median"]).round(4)
@@ -120,7 +147,9 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         (f"<p>the first {len(bad_view)} are shown; every one is in results.csv / results.parquet</p>"
          if len(bad) > len(bad_view) else ""),
         _table(bad_view, "wide") if len(bad) else "<p>none</p>",
+        *_flakes(df),
         "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
+        *_coverage_sections(df),
     ]
     sections += extra_sections or []
     body = "\n".join(sections)

@@ -19,7 +19,7 @@ from mmacts.toolchain import calibration
 
 SCHEMA = "mmacts-run/1"
 PACKAGES = ("mmacts", "numpy", "pandas", "pyarrow", "ml_dtypes", "cupy-cuda13x", "pytest",
-            "pytest-xdist", "nvidia-cuda-nvcc", "nvidia-cuda-nvdisasm")
+            "pytest-xdist", "nvidia-cuda-nvcc", "nvidia-cuda-nvdisasm", "triton", "nvidia-cutlass")
 
 
 def now() -> str:

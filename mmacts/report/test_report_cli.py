@@ -44,16 +44,16 @@ def test_merge_refuses_to_overwrite(tmp_path: Path) -> None:
 def test_compare_buckets(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     base = make_run(tmp_path / "base", [
         rec("a", "pass"), rec("b", "fail"), rec("c", "pass", sass_opcodes="QMMA:1"),
-        rec("d", "pass", kernel_us=10.0)])
+        rec("d", "pass", kernel_us=10.0, backend="cuda")])
     new = make_run(tmp_path / "new", [
         rec("a", "fail"), rec("b", "pass"), rec("c", "pass", sass_opcodes="HMMA:2"),
-        rec("d", "pass", kernel_us=30.0)])
-    assert main(["compare", str(base), str(new)]) == 0
+        rec("d", "pass", kernel_us=30.0, backend="cuda")])
+    assert main(["compare", str(base), str(new)]) == 1  # a newly fails: a regression
     import pandas as pd
 
     df = pd.read_csv(new / "compare.csv")
     got = dict(zip(df["case_id"], df["change"], strict=True))
-    assert got == {"a": "newly fails", "b": "newly passes", "c": "SASS changed", "d": "slower than 1.5x"}
+    assert got == {"a": "newly failing", "b": "newly passing", "c": "SASS changed", "d": "slower"}
     assert (new / "compare.html").is_file()
 
 

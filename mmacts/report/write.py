@@ -47,6 +47,10 @@ def junit_xml(df: pd.DataFrame) -> str:
             elif st in ("skip", "xfail"):
                 ET.SubElement(tc, "skipped", message=f"{st}: {msg[:500]}")
                 counts["skipped"] += 1
+            elif st == "flake":  # passed on a retry: a pass with the failed attempt attached (Surefire's rerun form)
+                ET.SubElement(tc, "flakyFailure", message=msg[:500]).text = msg
+                n = int(rec["attempts"]) if pd.notna(rec.get("attempts")) else "?"
+                ET.SubElement(tc, "system-out").text = f"mmacts status flake: passed after {n} attempts"
         for k, v in counts.items():
             ts.set(k, str(v))
     return ET.tostring(root, encoding="unicode")

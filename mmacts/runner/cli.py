@@ -20,11 +20,9 @@ from pathlib import Path
 
 from mmacts.backends.execute import BACKENDS
 from mmacts.cases.model import LEVELS
-from mmacts.runner.suites import REPO_ROOT, load_driver, suite_names
-
-
-class UsageError(Exception):
-    """Bad input: reported as one line, exit code 2."""
+from mmacts.runner import select, timing
+from mmacts.runner.errors import UsageError  # one class, also under python -m mmacts.runner.cli
+from mmacts.runner.suites import REPO_ROOT, suite_names
 
 
 def _fail(msg: str) -> int:
@@ -69,7 +67,11 @@ def _workers(n: str | None) -> str | None:
     if n == "gpus":
         from mmacts.runner.gpu_pinning import visible_gpus
 
-        return str(max(1, len(visible_gpus())))
+        # One GPU (or none): the test process itself is the one worker. An xdist controller plus one
+        # worker would start a second interpreter and collect twice for nothing; a crash or a poisoned
+        # context ends the single process and this command resumes it (cmd_run), as xdist would replace it.
+        count = len(visible_gpus())
+        return str(count) if count > 1 else None
     if n != "auto" and not n.isdigit():
         raise UsageError(f"-n must be a number, 'auto' or 'gpus', got {n!r}")
     return n
@@ -108,6 +110,32 @@ def _count_cases(run_dir: Path) -> int:
     return len({r.get("case_id") for r in read_jsonl(run_dir / "results.jsonl")})
 
 
+def _resolve_shard(spec: str | None) -> tuple[str | None, dict | None]:
+    from mmacts.runner.scheduler import ShardError, resolve
+
+    try:
+        return resolve(spec)
+    except ShardError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _ingest_into(run_dir: Path, db: str) -> bool:
+    """``mmacts run --db URL``: load the finished run into the results store (mmacts.db)."""
+    try:
+        from mmacts.db.ingest import ingest_run
+        from mmacts.db.store import describe, open_store
+
+        with open_store(db) as store:
+            got = ingest_run(store, run_dir)
+        print(f"mmacts: {'ingested' if got.added else 'already in'} {describe(db)} ({got.cases} cases)",
+              file=sys.stderr)
+        return True
+    except Exception as exc:  # the run itself is complete on disk: say how to ingest it later
+        print(f"mmacts: error: could not ingest into {db}: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}; "
+              f"the run is complete in {run_dir}: mmacts db ingest {run_dir} --db URL", file=sys.stderr)
+        return False
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     suites = _check_suites(args.suite)
     workers = _workers(args.n)
@@ -125,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         opts = old.get("options", {})
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
+        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
+        expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
         unknown = [s for s in suites if s not in suite_names()]
         if unknown:
             raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
@@ -133,6 +163,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
         run_dir = base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}"
         level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
+        sel_args, retries = args, args.retries
+        expect_file = str(Path(args.expectations).resolve()) if args.expectations else None
+    scheduler = old.get("scheduler") if old else None
+    if not old:  # --shard auto: the shard from the scheduler's environment (Slurm, Kubernetes)
+        shard, scheduler = _resolve_shard(shard)
+    from mmacts.runner.expectations import check_made_on, prepare_run
+
+    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries)
     _check_out(run_dir.parent)
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -143,35 +181,48 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     command = ["mmacts", *sys.argv[1:]]
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
-               "shard": shard, "case_timeout": args.case_timeout}
+               "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
+               "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries}
     run = collect(REPO_ROOT, command, options)
+    if scheduler:
+        run["scheduler"] = scheduler
     for warning in run.get("warnings", []):  # once per run, and in run.json
         print(f"mmacts: warning: {warning}", file=sys.stderr)
+    check_made_on(baseline, run)
     if old:  # a resumed run keeps its identity: first start, first command, its options
         run.update(start=old.get("start"), command=old.get("command", command), options=old.get("options", options),
                    resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
     write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
     pyargs = [sys.executable, "-m", "pytest", str(REPO_ROOT / "suites" / "test_cases.py"),
               *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider", "-q", "-rN",
+              # no assertion rewriting (the cases assert nothing; pytest rewrote ~60 modules per process)
+              "--assert=plain",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
               f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
-              f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case"]
+              f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case",
+              "-p", "mmacts.runner.select_plugin", *sel.pytest_args()]
+    if baseline is not None:
+        pyargs += [f"--mmacts-expectations={expect_file}"]
     if kexpr:
         pyargs += ["-k", kexpr]
     if workers:
         # one GPU per worker; a crashed worker is replaced (each crash records its case, so the
         # bound only stops a machine that crashes workers for no case at all)
-        pyargs += ["-n", workers, "--dist", "loadgroup", "--mmacts-pin-gpus", "--max-worker-restart=1000"]
+        pyargs += ["-p", "xdist.plugin", "-n", workers, "--dist", "loadgroup", "--mmacts-pin-gpus",
+                   "--max-worker-restart=1000"]
     if shard:
         pyargs += [f"--mmacts-shard={shard}"]
     resume_arg = [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
     print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
           file=sys.stderr)
-    env = dict(os.environ, MMACTS_RESTARTABLE="1")
+    # Only the plugins a run needs (ours, and xdist by name above): a host's other pytest plugins
+    # (hypothesis, benchmark, timeout, ...) cost every process of the run their imports (0.5-2 s).
+    env = dict(os.environ, MMACTS_RESTARTABLE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     # One BLAS thread per worker: xdist already uses the cores, and oversubscribed BLAS made the
     # model backend 3x slower on a 2-core machine. An explicit setting is kept.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
+    timing.mark("cli_ready", "cli")
     rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
     restarted, last_count = False, -1
     while rc not in PYTEST_ENDED:
@@ -189,34 +240,66 @@ def cmd_run(args: argparse.Namespace) -> int:
         rc = subprocess.call(pyargs + resume_arg, cwd=REPO_ROOT, env=env)
     if rc == 5 and not args.resume and not restarted:
         shutil.rmtree(run_dir, ignore_errors=True)
-        what = f"-k {kexpr!r}" if kexpr else "this selection"
+        what = sel.describe()
         raise UsageError(f"{what} selects no case (suites {', '.join(suites)}, level {level})")
     if rc in (2, 3, 4):
         print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
               f"partial results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}",
               file=sys.stderr)
         return rc
+    from mmacts.runner import expectations as gating
+
+    def again(extra: list[str]) -> int:  # one more test process, for the retries of unexpected failures
+        rc = subprocess.call(pyargs + extra, cwd=REPO_ROOT, env=env)
+        if rc not in PYTEST_ENDED:
+            _blame_inflight(run_dir, rc)
+        return rc
+
+    flakes = gating.retry_unexpected(run_dir, again, retries, baseline)
+    verdicts: list = []
+    if baseline is not None:
+        verdicts, run["expectations"] = gating.gate(run_dir, baseline)
+    timing.mark("pytest_done", "cli")
     df = write_reports(run_dir, run)
+    timing.mark("reports_written", "cli")
     counts = Counter(df["status"].dropna())
     print("mmacts: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), file=sys.stderr)
+    for line in gating.summary(verdicts, flakes, baseline, run_dir):
+        print(f"mmacts: {line}", file=sys.stderr)
+    ingested = _ingest_into(run_dir, args.db) if getattr(args, "db", None) else True
     print(run_dir)
+    if not ingested:
+        return 6
+    if baseline is not None:
+        return 1 if verdicts else 0
     return 0 if not (counts["fail"] or counts["error"] or counts["timeout"]) else 1
 
 
 # -------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
+    from mmacts.runner.select import Selection, cases, check_exact_names
+
     suites = _check_suites(args.suite)
+    sel = Selection.from_args(args)  # the selection options of ``run``: list previews what a run does
+    check_exact_names(suites, args.level, sel)
+    from mmacts.backends.execute import assumes_of
+    from mmacts.mutants.run import load_coverage
+
     per_row: Counter[str] = Counter()
     n = 0
-    for name in suites:
-        for case in load_driver(name).cases(args.level):
-            if not case.in_level(args.level):
-                continue
-            n += 1
-            per_row.update(case.spec_rows)
-            if not args.rows_only:
-                print(f"{case.case_id}\t{' '.join(case.spec_rows)}")
-    print(f"# {n} cases at level {args.level}; coverage per spec row (cases):")
+    for case in cases(suites, args.level, sel):
+        n += 1
+        per_row.update(case.spec_rows)
+        if not args.rows_only:
+            print(f"{case.case_id}\t{' '.join(case.spec_rows)}\tassumes={' '.join(assumes_of(case)) or '-'}")
+    if n == 0 and (sel.k or sel.rows or sel.arch):
+        raise UsageError(f"{sel.describe()} selects no case (suites {', '.join(suites)}, level {args.level})")
+    for hint in select.substring_hints(sel.k, cases(suites, args.level, sel)) if sel.k else []:
+        print(f"mmacts: note: {hint}", file=sys.stderr)
+    chosen = "" if sel.describe() == "this selection" else f" selected by {sel.describe()}"
+    cov = (load_coverage() or {}).get("rows", {})
+    print(f"# {n} cases at level {args.level}{chosen}; coverage per spec row (cases, whether a planted mutant of "
+          "the row's reading made a citing case fail: mmacts/mutants/coverage.json):")
     try:
         from mmacts.spec.catalog import load
 
@@ -224,8 +307,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     except Exception as exc:  # catalog missing: still show what the cases cite
         print(f"# (spec catalog unavailable: {exc})")
         refs = []
+    only = []
     for ref in sorted(set(refs) | set(per_row), key=_ref_key):
-        print(f"{ref}\t{per_row.get(ref, 0)}")
+        proved = cov.get(ref, {}).get("covered")
+        can = "-" if not per_row.get(ref) else ("can-fail" if proved else "citation-only")
+        if can == "citation-only":
+            only.append(ref)
+        print(f"{ref}\t{per_row.get(ref, 0)}\t{can}")
+    cited = sum(1 for r in per_row if per_row[r])
+    print(f"# {cited - len(only)} cited rows covered by a failing mutant, {len(only)} by citation only"
+          + (f": {' '.join(only)}" if only else ""))
     return 0
 
 
@@ -238,10 +329,11 @@ def _ref_key(ref: str) -> tuple:
 def cmd_explain(args: argparse.Namespace) -> int:
     from mmacts.runner.explain import explain
 
-    return explain(args.case_id)
+    return explain(args.case_id, trace=args.trace, threads=args.threads, max_lines=args.max_lines)
 
 
-DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli"}
+DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli",
+             "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest"}
 """Subcommands whose own module parses the rest of the command line."""
 
 
@@ -266,7 +358,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "(one per visible GPU); workers are pinned one per GPU")
     r.add_argument("--out", default=None, help="parent directory of the run directory (default reports/runs)")
     r.add_argument("-k", default=None, help="pytest -k expression over case IDs")
-    r.add_argument("--shard", default=None, help="I/N: run shard I (0-based) of N")
+    r.add_argument("--shard", default=None, help="I/N: run shard I (0-based) of N; auto: from the scheduler "
+                   "(Slurm job array, Kubernetes indexed Job; see mmacts/runner/scheduler.py)")
+    r.add_argument("--db", default=None, help="at the end, ingest the run into this results store (DuckDB file or "
+                   "postgresql://...; see mmacts db); exit code 6 if that fails")
+    select.add_arguments(r, k=False)
+    r.add_argument("--expectations", default=None, metavar="FILE",
+                   help="baseline of known failures, flakes and skips: exit 0 when the run matches it")
+    r.add_argument("--retries", type=int, default=0, metavar="N",
+                   help="re-run unexpected failures up to N times; one that passes is recorded as flake")
     r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
     r.add_argument("--case-timeout", type=float, default=300.0,
                    help="wall-clock limit per case in seconds (status timeout); 0 = none (default 300)")
@@ -274,10 +374,16 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list cases and spec-row coverage")
     ls.add_argument("--suite", action="append")
     ls.add_argument("--level", default="standard", choices=LEVELS)
+    select.add_arguments(ls)
     ls.add_argument("--rows-only", action="store_true", help="print only the per-row coverage")
     ls.set_defaults(func=cmd_list)
     ex = sub.add_parser("explain", help="PTX, SASS, descriptors, inputs and reference of one case")
     ex.add_argument("case_id")
+    ex.add_argument("--trace", action="store_true",
+                    help="run the case on the PTX VM and print what the chosen threads executed")
+    ex.add_argument("--threads", default="0:0",
+                    help="threads to trace as CTA:thread, comma separated (default 0:0)")
+    ex.add_argument("--max-lines", type=int, default=4000, help="cap on trace lines (default 4000)")
     ex.set_defaults(func=cmd_explain)
     for name, module in DELEGATED.items():
         sp = sub.add_parser(name, help=f"see mmacts {name} --help", add_help=False)

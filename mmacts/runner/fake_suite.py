@@ -75,7 +75,8 @@ class FaultyDriver(FakeDriver):
     resumed run can make it quick); ``hang`` (sleeps an hour: the per-case limit ends it);
     ``stuck`` (blocks SIGALRM then sleeps: a call that never returns to Python, only the
     watchdog ends it); ``crash`` (``os._exit``); ``segv`` (SIGSEGV); ``sticky`` (raises the
-    message of a sticky CUDA error, as the cuda backend would see it).
+    message of a sticky CUDA error, as the cuda backend would see it); ``bad`` (a wrong answer);
+    ``flaky`` (a wrong answer the first time only: state in ``MMACTS_FAKE_STATE_DIR``).
     """
 
     suite = "faulty"
@@ -109,6 +110,15 @@ class FaultyDriver(FakeDriver):
             os.kill(os.getpid(), signal.SIGSEGV)
         elif kind == "sticky":
             raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (simulated)")
+        elif kind == "bad":
+            return LaunchResult(inputs * 2 + 1)
+        elif kind == "flaky":  # wrong on the first run of the case only (state in MMACTS_FAKE_STATE_DIR)
+            from pathlib import Path
+
+            marker = Path(os.environ["MMACTS_FAKE_STATE_DIR"]) / case.case_id.replace("/", "_")
+            if not marker.exists():
+                marker.write_text("ran")
+                return LaunchResult(inputs * 2 + 1)
         elif kind != "good":
             raise ValueError(f"unknown faulty behaviour {kind!r}")
         return LaunchResult(inputs * 2)

@@ -17,6 +17,8 @@ meaningless). The rules here:
   that caused it is made durable *before* ``os._exit``. In an xdist worker the
   controller writes records, so the worker leaves it in a marker file the
   controller picks up when it hears of the crash (:func:`take_worker_marker`);
+  a worker that dies without ending itself is recorded from the note it wrote as the
+  case started (:func:`note_running`);
   in a single process, which is its own controller, it appends the record to
   ``results.jsonl`` itself. ``mmacts run`` then resumes (single process) or
   xdist replaces the worker.
@@ -34,6 +36,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +61,7 @@ class CaseTimeout(BaseException):
 
 
 # ------------------------------------------------------------------------- process state
-_STATE: dict[str, Any] = {"out": None, "worker": None}
+_STATE: dict[str, Any] = {"out": None, "worker": None, "sync": None}
 
 
 def configure(out: str | Path | None, worker: str | None) -> None:
@@ -70,6 +73,89 @@ def configure(out: str | Path | None, worker: str | None) -> None:
 def marker_path(out: Path, worker: str) -> Path:
     """Where a worker leaves the record of the case it ended itself on."""
     return Path(out) / f".worker-{worker}.last.json"
+
+
+def running_note_path(out: Path, worker: str) -> Path:
+    """Where a worker names the case it is running (rewritten as each case starts)."""
+    return Path(out) / f".worker-{worker}.running.json"
+
+
+class Note:
+    """A small file rewritten in place as each case starts: the descriptor stays open (an ``open``
+    per case cost about a millisecond on a busy disk) and one ``pwrite`` replaces the text, padded
+    with spaces to the previous length so no truncate is needed (readers strip, JSON allows it).
+    No fsync: a note only has to outlive its process, not the machine."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._size = 0
+        if len(data) < self._size:
+            data += b" " * (self._size - len(data))
+        os.pwrite(self._fd, data, 0)
+        self._size = len(data)
+
+    def close(self, unlink: bool = False) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if unlink:
+            self.path.unlink(missing_ok=True)
+
+
+_NOTES: dict[Path, Note] = {}
+
+
+def write_note(path: Path, text: str) -> None:
+    """Rewrite the note file ``path`` (kept open across cases; see :class:`Note`)."""
+    note = _NOTES.get(Path(path))
+    if note is None or (note._fd is not None and not note.path.exists()):  # removed under us: a new file
+        if note is not None:
+            note.close()
+        note = _NOTES[Path(path)] = Note(path)
+    note.write(text)
+
+
+def drop_note(path: Path) -> None:
+    """Close and remove the note file ``path``."""
+    note = _NOTES.pop(Path(path), None)
+    if note is not None:
+        note.close(unlink=True)
+    else:
+        Path(path).unlink(missing_ok=True)
+
+
+def note_running(nodeid: str, case: dict[str, Any]) -> None:
+    """xdist worker: name the item it starts (node id and the case's record identity).
+
+    If the worker dies under it, the controller reads this note to record the case
+    (:func:`read_running_note`) instead of trusting the form of xdist's crash report.
+    """
+    out, worker = _STATE["out"], _STATE["worker"]
+    if out is None or not worker:
+        return
+    with contextlib.suppress(OSError):
+        write_note(running_note_path(out, worker), json.dumps({"nodeid": nodeid, "case": case}, default=str))
+
+
+def read_running_note(out: Path, worker: str) -> dict[str, Any] | None:
+    """The note a (dead) worker left about the item it was running, else None."""
+    try:
+        note = json.loads(running_note_path(out, worker).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return note if isinstance(note, dict) and isinstance(note.get("case", {}), dict) else None
+
+
+def set_record_sync(sync: Callable[[], None] | None) -> None:
+    """The controller's record log registers its fsync here; :func:`exit_process` calls it first."""
+    _STATE["sync"] = sync
 
 
 # ------------------------------------------------------------------------- time limit
@@ -95,20 +181,54 @@ def case_time_limit(limit_s: float | None, on_hard_timeout: Callable[[], None] |
         raise CaseTimeout(f"case exceeded its wall-clock limit of {limit_s:g} s")
 
     old = signal.signal(signal.SIGALRM, _alarm)
-    watchdog = None
     if on_hard_timeout is not None:
-        watchdog = threading.Timer(limit_s + (hard_grace_s(limit_s) if grace_s is None else grace_s),
-                                   on_hard_timeout)
-        watchdog.daemon = True
-        watchdog.start()
+        _WATCHDOG.arm(limit_s + (hard_grace_s(limit_s) if grace_s is None else grace_s), on_hard_timeout)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-        if watchdog is not None:
-            watchdog.cancel()
+        if on_hard_timeout is not None:
+            _WATCHDOG.disarm()
+
+
+class _Watchdog:
+    """One thread per process that calls a function if a deadline passes before it is disarmed.
+
+    Armed and disarmed around every case: a ``threading.Timer`` per case started (and joined
+    the start of) one OS thread per case, about a millisecond each on a loaded host."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._fn: Callable[[], None] | None = None
+        self._thread: threading.Thread | None = None
+
+    def arm(self, after_s: float, fn: Callable[[], None]) -> None:
+        with self._cond:
+            self._deadline, self._fn = time.monotonic() + after_s, fn
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="mmacts-case-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = self._fn = None
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._deadline is None or self._deadline > time.monotonic():
+                    self._cond.wait(None if self._deadline is None else self._deadline - time.monotonic())
+                fn, self._deadline, self._fn = self._fn, None, None
+            if fn is not None:
+                fn()
+
+
+_WATCHDOG = _Watchdog()
 
 
 def case_record(case: Any, status: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -133,6 +253,10 @@ def exit_process(record: dict[str, Any], why: str = "") -> None:
         record["message"] = f"{record.get('message') or ''} [{why}]".strip()
     out, worker = _STATE["out"], _STATE["worker"]
     try:
+        sync = _STATE.get("sync")
+        if sync is not None:  # the records written so far are batched: make them durable first
+            with contextlib.suppress(Exception):
+                sync()
         if out is not None and worker:
             write_text_atomic(marker_path(out, worker), json.dumps(record, default=str))
         elif out is not None:

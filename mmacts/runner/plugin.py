@@ -2,21 +2,30 @@
 streams one record per finished case to ``results.jsonl``.
 
 Records are written by the controlling process (with xdist the workers hand
-them over in the test report), one fsync'd line per case, the moment the case
-ends: ``kill -9`` of the run loses nothing that finished.
+them over in the test report), one line per case, the moment the case ends,
+through :class:`mmacts.runner.recordlog.RecordLog`: written and flushed at once
+(``kill -9`` of the run loses nothing that finished), fsync'd in batches (at most
+64 records or 0.5 s apart, and at the end).
 
 Faults (see :mod:`mmacts.runner.faults`): every case runs under a wall-clock
 limit (``--mmacts-case-timeout``, status ``timeout``); a worker that dies under a
 case leaves an ``error`` record for it ("worker crashed") and xdist replaces it;
 a worker whose CUDA context is poisoned ends itself after recording its case.
+Which case a dead worker was running comes from the note the worker wrote before
+starting it (:func:`mmacts.runner.faults.note_running`), not from the form of
+xdist's crash report, which differs between pytest/xdist versions (pytest 9.1
+reports ``...[ID]@group`` under ``--dist loadgroup``, pytest 9.2 ``...[ID]``).
 With ``--mmacts-pin-gpus`` each xdist worker gets its own GPU
 (:mod:`mmacts.runner.gpu_pinning`).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +33,9 @@ import pytest
 
 from mmacts.backends.execute import BACKENDS, Executor
 from mmacts.cases.model import LEVELS, Case
-from mmacts.report.records import RECORD_KEY, append_jsonl, empty_record, read_jsonl
-from mmacts.runner import faults, gpu_pinning
+from mmacts.report.records import RECORD_KEY, empty_record, read_jsonl
+from mmacts.runner import faults, gpu_pinning, timing
+from mmacts.runner.recordlog import RecordLog
 
 CASE_MARK = "mmacts_case"
 
@@ -49,6 +59,10 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     worker = workerinput.get("workerid") if workerinput else None
     faults.configure(config.getoption("--mmacts-out"), worker)
+    if timing.enabled():
+        _TIMES["who"] = worker or "ctl"
+        timing.mark("proc_start", _TIMES["who"], timing.process_start())
+        timing.mark("configure", _TIMES["who"])
     if worker and config.getoption("--mmacts-pin-gpus"):
         # before anything in this worker initialises CUDA (collection may probe the GPU)
         spare = "share" if config.getoption("--mmacts-backend") == "cuda" else "none"
@@ -156,37 +170,138 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     out = config.getoption("--mmacts-out")
     if not out:
         return
-    if "[" not in report.nodeid:
-        return
     rec = None
     if report.when == "call":
         for key, value in report.user_properties:
             if key == RECORD_KEY:
                 rec = value
+    crashed = getattr(report, _CRASH_ATTR, False) or report.when not in ("setup", "call", "teardown")
+    if rec is None and not crashed and "[" not in report.nodeid:
+        return
     if rec is None:
         if report.when == "call" and report.passed:
             return
         if report.when != "call" and not report.failed:
             return
-        case_id = _case_id(report.nodeid)
         lines = str(report.longrepr).strip().splitlines() or ["unknown"]
-        node = getattr(report, "node", None)
-        worker = getattr(getattr(node, "gateway", None), "id", None)
-        if report.when not in ("setup", "call", "teardown") and worker:
+        worker = _worker_of(report) if crashed else None
+        if worker:
             # xdist's report for an item whose worker died: the worker may have left the record
             # (a timeout or a poisoned context it ended itself on); otherwise it crashed.
-            rec = faults.take_worker_marker(Path(out), worker, case_id) or empty_record(
-                case_id=case_id, status="error", message=faults.crash_message(worker, lines[-1]))
+            rec = _crash_record(Path(out), worker, report.nodeid, lines[-1])
+            if rec is None:
+                return
         else:
             # an error outside the case body (fixture, setup): record it, never lose it.
-            rec = empty_record(case_id=case_id, status="error", message=f"{report.when}: {lines[-1]}")
-    append_jsonl(Path(out) / "results.jsonl", rec)
+            rec = empty_record(case_id=_case_id(report.nodeid), status="error",
+                               message=f"{report.when}: {lines[-1]}")
+    _append(Path(out), rec)
+
+
+_CRASH_ATTR = "_mmacts_crashed_worker"
+"""Set on xdist's crash report by :func:`pytest_handlecrashitem` (its public hook for that case)."""
+
+_WORKER_IN_TEXT = re.compile(r"\bworker\s+'?\"?(gw\d+)")
+
+
+def _worker_of(report: pytest.TestReport) -> str | None:
+    """The xdist worker a crash report is about: from the report's node (the worker controller,
+    ``gateway.id`` or ``workerinput['workerid']``), else from xdist's message ("worker 'gw0' crashed")."""
+    node = getattr(report, "node", None)
+    for get in (lambda n: n.gateway.id, lambda n: n.workerinput["workerid"]):
+        try:
+            wid = get(node)
+        except Exception:
+            continue
+        if isinstance(wid, str) and wid:
+            return wid
+    m = _WORKER_IN_TEXT.search(str(report.longrepr))
+    return m.group(1) if m else None
+
+
+def _crash_record(out: Path, worker: str, nodeid: str, detail: str) -> dict | None:
+    """The record of the case a dead worker was running (None: that case is recorded already).
+
+    The case is the one the worker's in-flight note names when that note is about this item
+    (xdist may decorate the node id: pytest 9.1 with loadgroup appends ``@group``); else the case
+    ID read from the node id. The record carries the case's own columns (suite, instruction,
+    spec rows, arch, level), so a crashed case is grouped like any other in the reports."""
+    note = faults.read_running_note(out, worker)
+    fields: dict = {}
+    if note and (nodeid.startswith(note.get("nodeid") or "\0") or "[" not in nodeid):
+        fields = {k: v for k, v in note.get("case", {}).items() if k in _IDENTITY}
+    case_id = fields.get("case_id") or _case_id(nodeid)
+    if case_id in _WRITTEN:
+        return None
+    marker = faults.take_worker_marker(out, worker, case_id)
+    if marker is not None:
+        return marker
+    return empty_record(**dict(fields, case_id=case_id, status="error",
+                               message=faults.crash_message(worker, detail)))
+
+
+_IDENTITY = ("case_id", "suite", "instruction", "spec_rows", "arch", "expect", "level")
+"""Record columns a case has before it runs (what the in-flight note carries)."""
 
 
 def _case_id(nodeid: str) -> str:
-    """``test_x.py::test_case[ID]`` -> ``ID``; also where xdist (loadgroup, pytest < 9.2) reports
-    a crashed item as ``...[ID]@group``."""
+    """``test_x.py::test_case[ID]`` -> ``ID``: the text between the first ``[`` and the last ``]``
+    (so a suffix some xdist versions add, ``...[ID]@group``, is dropped); a node id without
+    parameters is returned whole."""
+    if "[" not in nodeid:
+        return nodeid
     return nodeid.split("[", 1)[1].rsplit("]", 1)[0]
+
+
+# ------------------------------------------------------------------------- the record log
+_LOG: dict[str, RecordLog] = {}
+_WRITTEN: set[str] = set()
+"""Case IDs recorded by this session: a case is recorded once, whatever xdist reports about it later."""
+
+
+def _append(out: Path, rec: dict) -> None:
+    case_id = rec.get("case_id")
+    if case_id in _WRITTEN:
+        return
+    log = _LOG.get("log")
+    if log is None or log.path != out / "results.jsonl":
+        log = _open_log(out)
+    log.append(rec)
+    _WRITTEN.add(case_id)
+    if "who" in _TIMES:
+        _TIMES["last_case"] = time.time()
+
+
+_TIMES: dict = {}
+"""Phase marks of this process when ``MMACTS_TIMING`` is set (:mod:`mmacts.runner.timing`)."""
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if "who" in _TIMES:
+        timing.mark("collected", _TIMES["who"])
+
+
+def _open_log(out: Path) -> RecordLog:
+    old = _LOG.pop("log", None)
+    if old is not None:
+        old.close()
+    log = _LOG["log"] = RecordLog(out / "results.jsonl")
+    faults.set_record_sync(log.sync)
+    atexit.register(log.close)
+    return log
+
+
+def _close_log() -> None:
+    log = _LOG.pop("log", None)
+    if log is not None:
+        log.close()
+    faults.set_record_sync(None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: object) -> None:
+    """xdist's public hook for an item whose worker died: mark its report as a crash report."""
+    setattr(report, _CRASH_ATTR, True)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -200,17 +315,38 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     """Single process: note the case now running, so a crash of the process can be pinned on it."""
     config = _CONFIG.get("config")
+    if "who" in _TIMES and "first_case" not in _TIMES and "[" in nodeid:
+        _TIMES["first_case"] = True
+        timing.mark("first_case", _TIMES["who"])
     if config is None or hasattr(config, "workerinput") or config.pluginmanager.hasplugin("dsession"):
         return
     out = config.getoption("--mmacts-out")
     if out and "[" in nodeid:
-        (Path(out) / faults.INFLIGHT_FILE).write_text(_case_id(nodeid))
+        faults.write_note(Path(out) / faults.INFLIGHT_FILE, _case_id(nodeid))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """xdist worker: note the case it starts, so the controller can record it should the worker die."""
+    config = item.config
+    if not hasattr(config, "workerinput") or not config.getoption("--mmacts-out"):
+        return
+    case = _case_of(item)
+    ident = {"case_id": case.case_id, "suite": case.suite, "instruction": case.instruction,
+             "spec_rows": " ".join(case.spec_rows), "arch": case.arch, "expect": case.expect,
+             "level": case.level} if case is not None else {}
+    faults.note_running(item.nodeid, ident)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     out = session.config.getoption("--mmacts-out")
     if out and not hasattr(session.config, "workerinput"):
-        (Path(out) / faults.INFLIGHT_FILE).unlink(missing_ok=True)
+        faults.drop_note(Path(out) / faults.INFLIGHT_FILE)
+        _close_log()
+    if "who" in _TIMES:
+        if "last_case" in _TIMES:
+            timing.mark("last_case", _TIMES["who"], _TIMES["last_case"])
+        timing.mark("finish", _TIMES["who"])
 
 
 _CONFIG: dict[str, pytest.Config] = {}
@@ -219,6 +355,7 @@ _CONFIG: dict[str, pytest.Config] = {}
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG["config"] = session.config
+    _WRITTEN.clear()
 
 
 def record_to_pytest(rec: dict[str, Any]) -> None:

@@ -268,10 +268,15 @@ def load(data_dir: str | Path | None = None) -> Catalog:
     return _load_cached(Path(data_dir).resolve() if data_dir else DATA_DIR)
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML has it: the same documents, ~10x faster (the catalog is read
+by every process of a run: 0.5 s of pure-Python parsing each before)."""
+
+
 def _read_yaml(path: Path) -> Any:
     try:
         with path.open(encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+            return yaml.load(fh, Loader=_SAFE_LOADER)  # noqa: S506 -- a safe loader
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path.name}: not valid YAML: {exc}") from exc
 

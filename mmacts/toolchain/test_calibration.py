@@ -39,14 +39,24 @@ def test_the_register_cites_the_calibrated_ptxas() -> None:
     assert named == {CALIBRATED_PTXAS}
 
 
+UNPINNED_EXTRAS = ("peers",)
+"""Extras the minimum-versions environment does not install: the peers' floors are the versions the peers
+suite was checked with (triton, nvidia-cutlass: a large install the floor run does not need)."""
+
+
 def _floors() -> dict[str, str]:
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    return {m[0].lower().replace("_", "-"): m[1] for m in re.findall(r'"([A-Za-z0-9_.-]+)>=([0-9.]+)"', text)}
+    skip = tuple(f"{e} =" for e in UNPINNED_EXTRAS)
+    text = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith(skip))
+    return {m[0].lower().replace("_", "-"): m[1]
+            for m in re.findall(r'"([A-Za-z0-9_.-]+)(?:\[[A-Za-z0-9_,-]+\])?>=([0-9.]+)(?:,<[0-9.]+)?"', text)}
 
 
 def _pins() -> dict[str, str]:
     text = (REPO / "constraints" / "minimum.txt").read_text(encoding="utf-8")
-    return {m[0].lower().replace("_", "-"): m[1] for m in re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", text, re.M)}
+    pins = {m[0].lower().replace("_", "-"): m[1] for m in re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", text, re.M)}
+    pins.pop("psycopg-binary", None)  # the [binary] companion of psycopg, pinned to the same version
+    return pins
 
 
 def _norm(v: str) -> tuple[int, ...]:

@@ -411,9 +411,10 @@ def _model_d(model: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, at: str, b
     m, k = A.shape[-2:]
     n = B.shape[-1]
     lead = A.shape[:-2]
-    a = np.broadcast_to(A[..., :, None, :], lead + (m, n, k)).reshape(-1, k)
-    b = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], lead + (m, n, k)).reshape(-1, k)
-    c = np.asarray(C, dtype=np.float64).reshape(-1)
+    # rows of A against columns of B, broadcast: the model works on each operand once, not m x n times
+    a = np.asarray(A, dtype=np.float64)[..., :, None, :]
+    b = np.swapaxes(np.asarray(B, dtype=np.float64), -1, -2)[..., None, :, :]
+    c = np.broadcast_to(np.asarray(C, dtype=np.float64), lead + (m, n)).reshape(-1)
     d = nm.dot(model, a, b, c, out, in_format=(at, bt))
     return d.reshape(lead + (m, n)).astype(np.float32)
 

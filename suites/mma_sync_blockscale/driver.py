@@ -78,7 +78,8 @@ def enumerate_cases() -> list[Case]:
         form = BlockScaleForm(combo.kind, combo.atype, combo.btype, combo.stype, sv)
         sels = q.mma_sync_selectors(cat, sv)
         valid = {"bida": sels.byte_id_a, "tida": sels.thread_id_a, "bidb": sels.byte_id_b, "tidb": sels.thread_id_b}
-        rows = tuple(sorted(set(combo.refs) | set(sels.refs)))
+        # S9.7.14.3: the selector prose (which lane pair / byte supplies each SF) every case depends on
+        rows = tuple(sorted(set(combo.refs) | set(sels.refs) | {"S9.7.14.3"}))
         key = (combo.kind, combo.atype, combo.btype, combo.stype, sv)
         allsel = [sc.Selectors(*c) for c in itertools.product(*valid.values())]
         smoke = {allsel[0], allsel[-1]} if key in SMOKE_FORMS else set()

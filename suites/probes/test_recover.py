@@ -61,3 +61,18 @@ def test_a_deliberately_wrong_measurement_is_not_explained():
     obs["neab"][0] = np.nextafter(np.float32(obs["neab"][0]), np.float32(np.inf))
     rec = recover(obs)
     assert rec.survivors == 0 and rec.answers["neab"] == "no hypothesis reproduces this probe"
+
+
+def test_a_fit_probe_reads_its_columns_of_the_shared_grid() -> None:
+    """marginal_answer's predictions (a slice of the grid every recover case shares) equal the grid
+    evaluated on that probe's vectors alone: the block-FMA model is evaluated row by row."""
+    from suites.probes import recover as R
+    from suites.probes.blockfma import evaluate
+    from suites.probes.catalog import probe
+    from suites.probes.vectors import stack
+
+    for name, _, _ in R._fit_vectors():
+        cands, shared = R._probe_predictions(name)
+        a, b, c = stack(probe(name).vectors())
+        alone = np.stack([R.to_bits(evaluate(p, a, b, c)) for p in cands[::7]])
+        assert np.array_equal(shared[::7], alone), name

@@ -166,6 +166,8 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
             preload[v][:, SFA_COL:A_COL] = SF_POISON
     if stage == "cp":
         progs_smem, cps = _stage_cp(progs_smem, sf_image, layout, n, cg)
+        if rt.get("drop_cps"):  # control: the SF copies never land, the columns keep their NaN poison
+            cps = []
     else:
         cps = []
     if a_tmem:

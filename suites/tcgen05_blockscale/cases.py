@@ -13,6 +13,7 @@ Facts the spec leaves open are PROBES: recipe ``probe:<name>``, expectation mode
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from mmacts.cases.model import Case
@@ -245,6 +246,16 @@ def layout_rows(kind: str, *, cg: int, m: int, n: int, sparse: bool, a_tmem: boo
     else:
         rows.append("T51.3")
         operands.insert(0, ("A", atype, rt.get("transpose_a"), rt.get("swizzle_a", "128B"), m // cg, ka))
+    # prose rules every exact MMA case depends on: the D datapath layout (9.7.16.10.5), scale factors in
+    # every lane partition (9.7.16.10.7) addressed by SF ID (.7.2 SFA, .7.3 SFB), and the packing of A / B
+    rows += ["S9.7.16.10.5", "S9.7.16.10.7", "S9.7.16.10.7.2", "S9.7.16.10.7.3"]
+    mx4 = kind in ("mxf4", "mxf4nvf4")
+    if a_tmem:
+        rows.append("S9.7.16.10.4.5" if mx4 else "S9.7.16.10.4.3")
+    if mx4:
+        rows.append("S9.7.16.10.4.6")
+    elif TYPE_BITS[btype] < 8 or (TYPE_BITS[atype] < 8 and not a_tmem):
+        rows.append("S9.7.16.10.4.4")
     for which, fmt, transposed, sw, mn, kk in operands:
         major = "MN" if transposed else "K"
         if major == "K":
@@ -397,6 +408,11 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # controls of the comparator (never a spec reading: they cite no row)
+    for name in CONTROLS:
+        extra = dict(sf_stage="cp", drop_cps=True) if name == "sf_cp_missing" else {}
+        c = make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", n=64, recipe=f"control:{name}", **extra)
+        yield replace(c, spec_rows=())
     # random data vs the numeric model (observe: the model is a published hypothesis)
     rnd = "random:" + NUMERIC_MODEL
     for a, b in (("e4m3", "e4m3"), ("e5m2", "e2m1"), ("e3m2", "e2m3")):
@@ -408,6 +424,27 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     yield make_case(S, "mxf4nvf4", "4X", n=64, stype="ue4m3", enable_d=True, negate_a=1, recipe=rnd, seed=15)
     yield make_case(S, "mxf4nvf4", "block32", cg=2, m=128, n=128, recipe=rnd, seed=16)
     yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=64, k96=True, stype="ue4m3", recipe=rnd, seed=17)
+
+
+CONTROLS: dict[str, tuple[str, str]] = {
+    # name: (verdict the comparator must give, what the control does to the real kernel result)
+    "sf_cp_missing": ("fail", "SF tcgen05.cp never issued: the SF columns keep their NaN poison, D is NaN"),
+    "nan_got": ("fail", "got[0,0] = NaN, want finite"),
+    "nan_want": ("fail", "want[0,0] = NaN, got finite"),
+    "nan_both": ("pass", "NaN on both sides at [0,0], different payloads"),
+    "signed_zero": ("pass", "want[0,0] = +0, got[0,0] = -0 (the sign of zero is open: AMB-SIGNED-ZERO)"),
+    "inf_got": ("fail", "got[0,0] = +inf, want finite"),
+    "inf_sign": ("fail", "want[0,0] = +inf, got[0,0] = -inf"),
+    "inf_both": ("pass", "+inf on both sides at [0,0]"),
+    "one_ulp": ("fail", "got[0,0] one fp32 ulp above want"),
+    "bound_inside": ("pass", "bound mode, tolerance 1/16: |got - want| = 1/32"),
+    "bound_edge": ("pass", "bound mode, tolerance 1/16: |got - want| = 1/16 exactly"),
+    "bound_outside": ("fail", "bound mode, tolerance 1/16: |got - want| = 3/32"),
+    "bound_inf": ("pass", "bound mode: +inf on both sides"),
+    "bound_nan": ("fail", "bound mode: got NaN, want finite"),
+}
+"""Controls of the comparator (recipe ``control:<name>``): a real kernel result, perturbed in one named
+way, must get the named verdict. They are what catches a comparator that accepts everything."""
 
 
 def is_probe(case: Case) -> bool:

@@ -61,6 +61,8 @@ class Tcgen05BlockScaleDriver:
 
     def expected(self, case: Case, inputs: B.CaseInputs) -> Expectation:
         rt = case.runtime
+        if case.recipe.startswith("control:"):
+            return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
         if "raw_codes" in inputs.extra:
             return Expectation(want=B.expected_raw_cells(inputs), mode="observe",
                                note=f"PROBE {case.recipe.split(':', 1)[1]}: {C.PROBES['cp_decompress']}. 'want' "
@@ -139,7 +141,7 @@ class Tcgen05BlockScaleDriver:
                         results[i] = LaunchResult(got=None, status="timeout",
                                                   extra={"status_words": st.tolist()})
                         continue
-                    got = B.decode_output(inp, d)
+                    got = control_got(cases[i], B.decode_output(inp, d))
                     us = None if out.kernel_us is None else out.kernel_us / max(1, len(run_idx))
                     results[i] = LaunchResult(got=got, kernel_us=us,
                                               extra={"status_words": st.tolist(), "launch_cases": len(run_idx)})
@@ -155,6 +157,44 @@ class Tcgen05BlockScaleDriver:
         """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
         alts = _alternatives(case) if got is not None else None
         return D.diagnose(got, want, mask, alts)
+
+
+CONTROL_TOL = 1.0 / 16
+
+
+def control_expectation(case: Case, want: np.ndarray) -> Expectation:
+    """The expectation of a comparator control (``C.CONTROLS``): the exact D, perturbed on the want side
+    where the control says so, and the verdict the comparison must give."""
+    name = case.recipe.split(":", 1)[1]
+    verdict, what = C.CONTROLS[name]
+    want = np.array(want, dtype=np.float32)
+    w = {"nan_want": np.nan, "nan_both": np.nan, "signed_zero": 0.0, "inf_sign": np.inf, "inf_both": np.inf,
+         "bound_inf": np.inf}.get(name)
+    if name.startswith("bound_") and w is None:
+        w = 1.0
+    if w is not None:
+        want[0, 0] = w
+    bound = name.startswith("bound_")
+    return Expectation(want=want, mode="bound" if bound else "exact", tolerance=CONTROL_TOL if bound else None,
+                       note=f"{name}: {what}", control=verdict)
+
+
+def control_got(case: Case, got: np.ndarray) -> np.ndarray:
+    """A control's perturbation of the kernel's real result (the identity for every other case)."""
+    if not case.recipe.startswith("control:"):
+        return got
+    name = case.recipe.split(":", 1)[1]
+    got = np.array(got, dtype=np.float32)
+    g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
+         "inf_both": np.inf, "bound_inside": 1.0 + CONTROL_TOL / 2, "bound_edge": 1.0 + CONTROL_TOL,
+         "bound_outside": 1.0 + 1.5 * CONTROL_TOL, "bound_inf": np.inf, "bound_nan": np.nan}.get(name)
+    if name == "one_ulp":
+        g = np.nextafter(got[0, 0], np.float32(np.inf))
+    if name == "nan_both":  # another NaN payload than want's: NaN equals NaN by value, not by bit pattern
+        g = np.array([0x7FC00001], dtype=np.uint32).view(np.float32)[0]
+    if g is not None:
+        got[0, 0] = g
+    return got
 
 
 def _allow_smem(mod: Any, entry: str, nbytes: int) -> None:

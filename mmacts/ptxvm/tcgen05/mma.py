@@ -57,6 +57,7 @@ import numpy as np
 from mmacts.spec import queries as Q
 from reference.gemm import matmul64
 
+from .collector import Collector, after, from_buffer, parse_usage
 from .decode import BLOCK_SCALED_KINDS, catalog, decode_idesc, decode_smem_desc
 from .smem_operand import byte_ranges, read_operand
 from .tmem import LANES, split_taddr
@@ -207,13 +208,17 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
                 a_is_tmem: bool = False, sparse: bool = False, sp_meta_taddr: int | None = None,
                 scale_vec: str | None = None, arch: str | None = None,
                 disable_output_lane: list[int] | None = None, scale_input_d: int | None = None,
-                arithmetic: str = "float64") -> MmaFootprint:
+                arithmetic: str = "float64", collectors: list | None = None,
+                collector_usage: str | None = None) -> MmaFootprint:
     """Execute one block-scaled MMA on the CTA (pair)'s TMEM arrays in place; return its footprint.
 
     ``tmems``/``smems``: one per CTA, leader first. ``a``: A's smem descriptor, or A's TMEM address when
     ``a_is_tmem``. ``scale_vec``: the instruction's qualifier ("1X"/"2X"/"4X"/"block16"/"block32"/None).
     ``arch``: when given, K = 96 needs an sm_103 target (9.7.16.2.1.1). ``disable_output_lane``: 4 (::1)
-    or 8 (::2, words 0-3 for the leader's lanes, 4-7 for the peer's: this module's reading) 32-bit words.
+    or 8 (::2, words 0-3 for the leader's lanes, 4-7 for the peer's: this module's reading) 32-bit words
+    (the PTX syntax has no such operand for block-scaled kinds and ptxas refuses it; kept for the API).
+    ``collectors``/``collector_usage``: the A collector buffers of the CTAs and the instruction's
+    ``collector::a::op`` part (``collector.py``: use/lastuse take A from the buffer, not from memory).
     """
     if kind not in BLOCK_SCALED_KINDS:
         raise ValueError(f"tcgen05.mma: kind::{kind} is not modelled (block-scaled kinds only)")
@@ -257,16 +262,25 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
     b_d = decode_smem_desc(b_desc)
     a_reps: list[list[np.ndarray]] = [[], []]  # per replica (2x2 halves), per CTA: A values (rows_a, K)
     b_parts = []
+    colls = collectors if collectors is not None else [Collector() for _ in range(cg)]
+    buf, cop = parse_usage(collector_usage, ws=False)
+    a_sig = ("A", kind, afmt, m, ka, cg, layout)
+    held = from_buffer(colls, buf, cop, a_sig)
+    kept = []
     for v in range(cg):
         ranges: list[np.ndarray] = []
-        if a_is_tmem:
-            reps = _read_a_tmem(tmems[v], a, rows_a, ka, kind, afmt, two_x_two, fp.tmem_read[v])
+        if held is not None:
+            vals = held[v]
         else:
-            cont = F8F6F4_SMEM_CONTAINER[afmt] if kind == "mxf8f6f4" else "fp4x2"
-            codes, addr = read_operand(smems[v], a, rows_a, ka, major=a_major, container=cont, desc=a_desc)
-            ranges.append(addr.ravel())
-            reps = [codes]
-        vals = [values(afmt, c) for c in reps]
+            if a_is_tmem:
+                reps = _read_a_tmem(tmems[v], a, rows_a, ka, kind, afmt, two_x_two, fp.tmem_read[v])
+            else:
+                cont = F8F6F4_SMEM_CONTAINER[afmt] if kind == "mxf8f6f4" else "fp4x2"
+                codes, addr = read_operand(smems[v], a, rows_a, ka, major=a_major, container=cont, desc=a_desc)
+                ranges.append(addr.ravel())
+                reps = [codes]
+            vals = [values(afmt, c) for c in reps]
+        kept.append(vals)
         if sparse:
             vals = [_expand_sparse(x, tmems[v], sp_meta_taddr, kind, k, fp, v) for x in vals]
         a_reps[0].append(vals[0])
@@ -276,8 +290,9 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
         ranges.append(addr.ravel())
         b_parts.append(values(bfmt, codes))
         fp.smem_ranges.append(byte_ranges(np.concatenate(ranges)))
+    after(colls, buf, cop, a_sig, kept)
     a0 = np.concatenate(a_reps[0], axis=0)
-    reps2 = a_is_tmem and two_x_two
+    reps2 = len(a_reps[1]) == cg and any(x is not y for x, y in zip(a_reps[0], a_reps[1], strict=True))
     a1 = np.concatenate(a_reps[1], axis=0) if reps2 else a0
     bv = np.concatenate(b_parts, axis=0)
     if f["negate_a"]:

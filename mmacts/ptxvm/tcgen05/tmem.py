@@ -14,8 +14,10 @@ are missing; the maps are reading "cutlass-copy-traits" of AMB-LDST-FRAGMENTS (C
   16x256b                         lane t//4 + 8*((r//2)%2),        column 2*(t%4) + r%2 + 8*(r//4)
   16x32bx2                        lane t%16,                       column r + immHalfSplitoff*(t//16)
 
+(the closed forms the ``_BASE`` bit-id derivation in ``ld_st_map`` yields; ``test_units`` checks them).
 ``.pack::16b`` (ld) / ``.unpack::16b`` (st): a register holds two 16-bit halves; half h lives in the
-low 16 bits of column 2c + h, c being the unpacked column above (Figure 193 missing; same register id).
+low 16 bits of column 2c + h + s, c being the unpacked column above without the split and s the
+immHalfSplitoff of the register's half (an address offset, not widened; Figure 193 missing).
 
 Access restriction (9.7.16.8.1): warp w of a warpgroup -- i.e. warp id w % 4 of the CTA -- may access
 lanes 32*(w%4) .. 32*(w%4)+31 only: ``quadrant_violations``.
@@ -84,9 +86,45 @@ class LdStMap:
         return self.lane.shape[1]
 
 
+#: One ``.x1`` access of each shape as CUTLASS's ``Copy_Traits<SM100_TMEM_LOAD_{32dp32b,16dp*}1x>`` state it
+#: (facts only, cutlass-facts §5.2): the DstLayout maps (thread t, bit v of the thread's registers) to a
+#: logical bit id ``i`` of a (W bits x L lanes) block -- ``i % W`` is the bit inside the lane, ``i // W``
+#: the lane (ValID ``(W, L):(1, DP_b)``). Written here as the bit id of bit 0 of register j, thread t:
+#:   shape      L   W    bit id of (t, j)                               (DstLayout)
+#:   32x32b     32  32   32 t                                           (32dp32b: thread = lane)
+#:   16x64b     16  64   512 (t%2) + 32 ((t//2)%2) + 64 (t//4)          ((2,2,8),32):((512,32,64),1)
+#:   16x128b    16  128  32 (t%4) + 128 (t//4) + 1024 j                 ((4,8),(32,2)):((32,128),(1,1024))
+#:   16x256b    16  256  64 (t%4) + 256 (t//4) + 32 (j%2) + 2048 (j//2) ((4,8),(64,2)):((64,256),(1,2048))
+#:   16x32bx2   16  64   64 (t%16) + 32 (t//16)                         ((16,2),32):((64,32),1)
+#: Registers per ``.x1`` (j range) = W * L / 32 / 32 = Table 47's .x1 row. ``.xN`` repeats the block N
+#: times along the columns (W / 32 columns further each time; register index = block * R1 + j).
+#: For .16x32bx2 the two 32-bit halves of the 64-bit logical lane are the two ``.16x32b`` accesses of
+#: 9.7.16.8.3 ("taddr" and "taddr+immHalfSplitoff"): half h of every repetition is at column
+#: ``rep + h * immHalfSplitoff``; each repetition advances one column (32 bits).
+_BASE = {"32x32b": (32, 32), "16x64b": (16, 64), "16x128b": (16, 128), "16x256b": (16, 256), "16x32bx2": (16, 64)}
+
+
+def _bit_id(shape: str, t: np.ndarray, j: np.ndarray) -> np.ndarray:
+    if shape == "32x32b":
+        return 32 * t + 0 * j
+    if shape == "16x64b":
+        return 512 * (t % 2) + 32 * ((t // 2) % 2) + 64 * (t // 4) + 0 * j
+    if shape == "16x128b":
+        return 32 * (t % 4) + 128 * (t // 4) + 1024 * j
+    if shape == "16x256b":
+        return 64 * (t % 4) + 256 * (t // 4) + 32 * (j % 2) + 2048 * (j // 2)
+    return 64 * (t % 16) + 32 * (t // 16) + 0 * j
+
+
 def ld_st_map(shape: str, num: int, *, pack: bool = False, half_split: int | None = None) -> LdStMap:
-    """Register map of ``tcgen05.{ld,st}.<shape>.x<num>`` (module docstring); ``half_split`` is the
-    ``immHalfSplitoff`` operand of .16x32bx2 (required there, refused elsewhere)."""
+    """Register map of ``tcgen05.{ld,st}.<shape>.x<num>`` (the ``_BASE`` derivation above); ``half_split`` is
+    the ``immHalfSplitoff`` operand of .16x32bx2 (required there, refused elsewhere).
+
+    ``.pack::16b`` / ``.unpack::16b`` (9.7.16.8.2: "two 16-bit chunks ... from adjacent columns" per 32-bit
+    register; Figure 193 missing): every 32-bit unit of the map becomes two adjacent columns, the low
+    half of the register in the first. immHalfSplitoff is an *address* offset (taddr + immHalfSplitoff),
+    so it is added in columns after that widening, not widened with it.
+    """
     shape = shape.lstrip(".")
     num = int(str(num).lstrip(".x"))
     if shape not in SHAPES:
@@ -96,21 +134,26 @@ def ld_st_map(shape: str, num: int, *, pack: bool = False, half_split: int | Non
         raise ValueError(f"tcgen05.ld/st: .{shape}.x{num} is not in Table 47")
     if (shape == "16x32bx2") != (half_split is not None):
         raise ValueError("tcgen05.ld/st: immHalfSplitoff is required by .16x32bx2 and only allowed there")
+    lanes_per, width = _BASE[shape]
+    r1 = regs // num
+    if r1 * 32 * 32 != lanes_per * width:
+        raise ValueError(f"tcgen05.ld/st: .{shape} registers per .x1 ({r1}) disagree with its {lanes_per} x {width}b")
     t = np.arange(32)[:, None]
-    r = np.arange(regs)[None, :]
-    if shape == "32x32b":
-        lane, col = t + 0 * r, r + 0 * t
-    elif shape == "16x64b":
-        lane, col = t // 4 + 8 * (t % 2) + 0 * r, (t // 2) % 2 + 2 * r
-    elif shape == "16x128b":
-        lane, col = t // 4 + 8 * (r % 2), t % 4 + 4 * (r // 2)
-    elif shape == "16x256b":
-        lane, col = t // 4 + 8 * ((r // 2) % 2), 2 * (t % 4) + r % 2 + 8 * (r // 4)
+    reg = np.arange(regs)[None, :]
+    rep, j = reg // r1, reg % r1
+    bit = _bit_id(shape, t, j)
+    lane = bit // width
+    unit = (bit % width) // 32  # 32-bit unit inside the lane of one repetition
+    if shape == "16x32bx2":
+        base, offset = rep + 0 * unit, unit * int(half_split)
     else:
-        lane, col = t % 16 + 0 * r, r + int(half_split) * (t // 16)
+        base, offset = rep * (width // 32) + unit, 0 * unit
+    lane = np.broadcast_to(lane, (32, regs))
     if pack:
-        col = np.stack([2 * col, 2 * col + 1], axis=-1)
-    return LdStMap(lane=lane.astype(np.int64), col=col.astype(np.int64), packed=pack)
+        col = np.stack([2 * base + offset, 2 * base + offset + 1], axis=-1)
+    else:
+        col = np.broadcast_to(base + offset, (32, regs))
+    return LdStMap(lane=lane.astype(np.int64), col=np.asarray(col).astype(np.int64), packed=pack)
 
 
 def ld_st_cells(shape: str, num: int, addr: int, *, pack: bool = False,

@@ -1,0 +1,245 @@
+"""How a planted fault is applied and judged: patches that undo themselves, and one run of a mutant.
+
+Three ways to plant a fault, all undone when the context closes:
+
+* ``rebind(module, name, new)``: replace a module attribute and every reference other loaded project
+  modules hold to the same object (``from x import f`` copies), so the fault reaches every caller;
+* ``wrap(module, name, factory)``: the same with ``factory(original)``;
+* ``edit_source(module, pattern, replacement)``: re-execute the module's source with one regular
+  expression edit (it must match exactly once) inside the live module, then rebind every function
+  or class whose object changed. A pattern that no longer matches is itself a failure: the code
+  moved, update the mutant instead of dropping it.
+
+``run_mutant`` runs the mutant's selected cases on the model backend (the PTX VM) with a fresh
+executor and says whether it was caught (``killed``) and by which cases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmacts.cases.model import Case
+
+_PROJECT = ("mmacts.", "reference.", "suites.")
+
+
+def _project_modules() -> list[Any]:
+    return [m for n, m in list(sys.modules.items()) if m is not None and n.startswith(_PROJECT)
+            and not n.startswith("mmacts.mutants")]
+
+
+_KEEP_CACHES = ("mmacts.", "suites.compile")
+"""Not cleared: the VM's parse caches and the catalog are costly, and a mutant of a VM function replaces
+the function itself (``wrap``/``edit_source`` make new caches), so nothing stale can reach it."""
+
+
+def clear_caches() -> None:
+    """Drop every ``functools.cache`` of the code a mutant can reach (encoders, decoders, the VM, the
+    comparator; not the spec catalog or the toolchain) and the suites' input caches, so nothing computed
+    before (or under) a mutant leaks across."""
+    for mod in _project_modules():
+        if mod.__name__.startswith(_KEEP_CACHES):
+            continue
+        for name, obj in list(vars(mod).items()):
+            if name in ("catalog", "load", "_cat", "load_register"):
+                continue
+            fn = getattr(obj, "cache_clear", None)
+            if callable(fn) and getattr(obj, "__module__", "") == mod.__name__:
+                fn()
+        cache = vars(mod).get("_INPUT_CACHE")
+        if isinstance(cache, dict):
+            cache.clear()
+
+
+@contextlib.contextmanager
+def rebind(module: str, name: str, new: Any) -> Iterator[None]:
+    mod = importlib.import_module(module)
+    old = getattr(mod, name)
+    undo: list[tuple[Any, str, Any]] = [(mod, name, old)]
+    setattr(mod, name, new)
+    if callable(old) or isinstance(old, type):
+        for other in _project_modules():
+            if other is mod:
+                continue
+            for attr, val in list(vars(other).items()):
+                if val is old:
+                    undo.append((other, attr, val))
+                    setattr(other, attr, new)
+    try:
+        yield
+    finally:
+        for m, a, v in reversed(undo):
+            setattr(m, a, v)
+
+
+def wrap(module: str, name: str, factory: Callable[[Any], Any]) -> Callable[[], contextlib.AbstractContextManager]:
+    def ctx():
+        mod = importlib.import_module(module)
+        return rebind(module, name, factory(getattr(mod, name)))
+    return ctx
+
+
+def setitem(module: str, name: str, key: Any, factory: Callable[[Any], Any]) -> Callable[[], Any]:
+    """Replace ``module.name[key]`` (a table entry) by ``factory(old)``."""
+    @contextlib.contextmanager
+    def ctx():
+        table = getattr(importlib.import_module(module), name)
+        old = table[key]
+        table[key] = factory(old)
+        try:
+            yield
+        finally:
+            table[key] = old
+    return ctx
+
+
+def edit_source(module: str, pattern: str, replacement: str, count: int = 1) -> Callable[[], Any]:
+    """Context factory: ``module`` re-executed with ``pattern`` -> ``replacement`` (``count`` matches)."""
+    @contextlib.contextmanager
+    def ctx():
+        mod = importlib.import_module(module)
+        src = open(mod.__file__, encoding="utf-8").read()
+        new, n = re.subn(pattern, replacement, src, flags=re.M)
+        if n != count:
+            raise AssertionError(f"mutant source edit of {module}: {pattern!r} matched {n} times (want {count})")
+        snapshot = dict(vars(mod))
+        exec(compile(new, mod.__file__, "exec"), vars(mod))  # noqa: S102 - the mutant itself
+        changed = [k for k, v in vars(mod).items()
+                   if k in snapshot and v is not snapshot[k] and (callable(v) or isinstance(v, type))]
+        undo: list[tuple[Any, str, Any]] = []
+        for k in changed:
+            old = snapshot[k]
+            for other in _project_modules():
+                if other is mod:
+                    continue
+                for attr, val in list(vars(other).items()):
+                    if val is old:
+                        undo.append((other, attr, val))
+                        setattr(other, attr, vars(mod)[k])
+        try:
+            yield
+        finally:
+            for m, a, v in reversed(undo):
+                setattr(m, a, v)
+            vars(mod).clear()
+            vars(mod).update(snapshot)
+    return ctx
+
+
+def combine(*ctxs: Callable[[], Any]) -> Callable[[], Any]:
+    @contextlib.contextmanager
+    def ctx():
+        with contextlib.ExitStack() as stack:
+            for c in ctxs:
+                stack.enter_context(c())
+            yield
+    return ctx
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted fault in the project's reading of the spec (or in its kernels / comparator)."""
+
+    name: str
+    family: str
+    """``idesc-host``, ``idesc-vm``, ``sdesc-host``, ..., ``comparator``, ``kernel``."""
+    what: str
+    rows: tuple[str, ...]
+    """Spec rows whose reading the mutant changes (empty: not a spec reading, e.g. the comparator)."""
+    plant: Callable[[], Any]
+    """Context factory that applies the fault while open."""
+    suite: str
+    pick: Callable[[Case], bool]
+    level: str = "standard"
+    limit: int = 2
+    refusal: str = ""
+    """A regular expression: an ``error`` whose message matches also counts as caught. Only for mutants
+    whose faulty word the spec makes invalid (a reserved/fixed bit set, a value no table lists): the VM
+    refusing it IS the catch. Empty: only a ``fail`` catches the mutant."""
+    fast: bool = False
+    """In the CI subset (``test_mutants.py`` without ``-m mutants_full``)."""
+    kernel: bool = False
+    """A planted kernel fault: any verdict other than pass/observed/skip catches it (a hazard error too)."""
+
+
+@dataclass
+class MutantResult:
+    name: str
+    family: str
+    rows: tuple[str, ...]
+    killed: bool
+    how: str
+    """``fail``, ``refusal``, ``kernel-error`` or ``survived``."""
+    verdicts: dict[str, str] = field(default_factory=dict)
+    killers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """case id -> spec rows it cites, for the cases that caught the mutant."""
+    seconds: float = 0.0
+
+
+def _driver(suite: str) -> Any:
+    from mmacts.runner.suites import load_driver  # puts the checkout on sys.path for a console script
+
+    return load_driver(suite)
+
+
+def cases_for(m: Mutant) -> list[Case]:
+    drv = _driver(m.suite)
+    picked = [c for c in drv.cases(m.level) if m.pick(c)]
+    # cheapest first: one CTA before a pair (the VM's cost grows with CTAs), then the smaller N
+    picked.sort(key=lambda c: (int(c.form.get("cta_group", 1)), int(c.runtime.get("n", 0) or 0)))
+    return picked[: m.limit]
+
+
+def run_cases(suite: str, cases: list[Case]) -> dict[str, dict[str, Any]]:
+    from mmacts.backends.execute import Executor
+
+    drv = _driver(suite)
+    ex = Executor("model")
+    for c in cases:
+        ex.all_cases.setdefault(repr(c.form_key), []).append(c)
+    return {c.case_id: ex.execute(drv, c) for c in cases}
+
+
+def judge(m: Mutant, cases: list[Case], recs: dict[str, dict[str, Any]]) -> tuple[str, dict[str, tuple[str, ...]]]:
+    by_id = {c.case_id: c for c in cases}
+    fails = {k: by_id[k].spec_rows for k, r in recs.items() if r["status"] == "fail"
+             and "ptxas refused" not in str(r["message"])}
+    if fails:
+        return "fail", fails
+    if m.kernel:
+        errs = {k: by_id[k].spec_rows for k, r in recs.items()
+                if r["status"] in ("error", "timeout") and "ptxas refused" not in str(r["message"])}
+        if errs:
+            return "kernel-error", errs
+    if m.refusal:
+        errs = {k: by_id[k].spec_rows for k, r in recs.items()
+                if r["status"] == "error" and re.search(m.refusal, str(r["message"]))}
+        if errs:
+            return "refusal", errs
+    return "survived", {}
+
+
+def run_mutant(m: Mutant) -> MutantResult:
+    import time
+
+    t0 = time.perf_counter()
+    cases = cases_for(m)
+    if not cases:
+        raise AssertionError(f"mutant {m.name}: no case selected")
+    clear_caches()
+    try:
+        with m.plant():
+            clear_caches()
+            recs = run_cases(m.suite, cases)
+    finally:
+        clear_caches()
+    how, killers = judge(m, cases, recs)
+    verdicts = {k: f"{r['status']}: {str(r['message'])[:160]}" for k, r in recs.items()}
+    return MutantResult(m.name, m.family, m.rows, how != "survived", how, verdicts, killers,
+                        round(time.perf_counter() - t0, 3))

@@ -1,0 +1,1350 @@
+"""The mutant registry: every planted fault the suites must catch, as data.
+
+Families (``Mutant.family``):
+
+* ``idesc-host`` / ``idesc-vm`` -- every field of Tables 43 and 44 shifted one bit up, dropped (never
+  written / never read) or swapped with its same-width partner, in the host encoder
+  (``reference.tcgen05.idesc.FIELDS``) and in the VM's own decoder (``mmacts.ptxvm.tcgen05.decode``);
+  ``t42-host`` / ``t45-host`` -- the same for Table 42 (kinds f16, tf32, f8f6f4, i8) and Table 45 (zero-column
+  mask) in the reference decoders the ``descriptors`` suite judges;
+* ``sdesc-host`` / ``sdesc-vm`` -- Table 40 fields (start, LBO, SBO, fixed bits, LBO mode, swizzle) and
+  swizzle codes; ``swizzle-host`` / ``swizzle-vm`` -- Table 53 swizzle atoms;
+* ``sf-host`` / ``sf-vm`` -- scale-factor cells in tensor memory: byte, lane, column, quadrant, group
+  stride, SF ID;
+* ``atmem-host`` / ``atmem-vm`` -- A in tensor memory: byte / nibble order, column, lane;
+* ``dplace-host`` / ``dplace-vm`` -- D placement per datapath layout (A, B, D);
+* ``packed-host`` / ``packed-vm`` -- 4/6-bit positions in shared memory (fp4x2 nibbles, padded chunks) and in
+  mma.sync register slots;
+* ``mmasync-host`` / ``mmasync-vm`` -- mma.sync A/B/C-D fragments, SF_A / SF_B lanes and bytes (thread-id,
+  byte-id);
+* ``comparator`` -- every compare mode: NaN on one or both sides, -0, infinities, ulp and bound tolerance;
+  caught by the comparator controls (recipe ``control:*`` of ``tcgen05_blockscale``);
+* ``kernel`` -- the planted PTX faults of :mod:`mmacts.mutants.kernel_faults`.
+
+Each mutant names the spec rows whose reading it changes; ``coverage.json`` (written by
+``mmacts selftest --mutants --write-coverage``) records which cases citing those rows caught it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from mmacts.cases.model import Case
+from mmacts.mutants import kernel_faults as KF
+from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
+
+TC = "tcgen05_blockscale"
+MS = "mma_sync_blockscale"
+DS = "descriptors"
+
+
+# ------------------------------------------------------------------------------------------ case picks
+def tc(
+    *,
+    kind: tuple[str, ...] | str | None = None,
+    cg: int | None = None,
+    m: int | None = None,
+    a_tmem: bool | None = None,
+    recipe: str = "exact",
+    where: Callable[[Case], bool] | None = None,
+) -> Callable[[Case], bool]:
+    kinds = (kind,) if isinstance(kind, str) else kind
+
+    def pick(c: Case) -> bool:
+        f, r = c.form, c.runtime
+        return (
+            (recipe is None or c.recipe == recipe)
+            and (kinds is None or f["kind"] in kinds)
+            and (cg is None or f["cta_group"] == cg)
+            and (m is None or r["m"] == m)
+            and (a_tmem is None or bool(f.get("a_tmem")) == a_tmem)
+            and (where is None or where(c))
+        )
+
+    return pick
+
+
+def ms(where: Callable[[Case], bool] | None = None) -> Callable[[Case], bool]:
+    return lambda c: where is None or where(c)
+
+
+def _rt(key: str, test: Callable[[object], bool] = bool) -> Callable[[Case], bool]:
+    return lambda c: test(c.runtime.get(key))
+
+
+# ------------------------------------------------------------------------------------------ word transforms
+def _bits(lo: int, width: int) -> int:
+    return ((1 << width) - 1) << lo
+
+
+def word_shift(lo: int, width: int) -> Callable[[int], int]:
+    """The field at ``lo`` written one bit higher (the encoder's ``lo`` off by one)."""
+    return lambda w: (w & ~_bits(lo, width)) | (((w >> lo) & ((1 << width) - 1)) << (lo + 1))
+
+
+def word_drop(lo: int, width: int) -> Callable[[int], int]:
+    return lambda w: w & ~_bits(lo, width)
+
+
+def word_swap(lo1: int, lo2: int, width: int) -> Callable[[int], int]:
+    def t(w: int) -> int:
+        a, b = (w >> lo1) & ((1 << width) - 1), (w >> lo2) & ((1 << width) - 1)
+        w &= ~(_bits(lo1, width) | _bits(lo2, width))
+        return w | (a << lo2) | (b << lo1)
+
+    return t
+
+
+def word_set(lo: int) -> Callable[[int], int]:
+    return lambda w: w | (1 << lo)
+
+
+def _on_result(transform: Callable[[int], int]) -> Callable[[Callable], Callable]:
+    return lambda orig: lambda *a, **k: transform(orig(*a, **k))
+
+
+def _on_arg(transform: Callable[[int], int], pos: int) -> Callable[[Callable], Callable]:
+    def factory(orig):
+        def f(*a, **k):
+            a = list(a)
+            a[pos] = transform(int(a[pos]))
+            return orig(*a, **k)
+
+        return f
+
+    return factory
+
+
+# ------------------------------------------------------------------------------------------ Tables 43/44
+IDESC_ROWS: dict[str, dict[str, int]] = {
+    "T43": {
+        "sparse": 2,
+        "sfb_id": 4,
+        "atype": 6,
+        "btype": 7,
+        "negate_a": 8,
+        "negate_b": 9,
+        "transpose_a": 10,
+        "transpose_b": 11,
+        "n": 12,
+        "scale_type": 13,
+        "m": 15,
+        "sfa_id": 16,
+    },
+    "T44": {
+        "sparse": 2,
+        "sfb_id": 4,
+        "atype": 6,
+        "btype": 7,
+        "negate_a": 9,
+        "negate_b": 10,
+        "transpose_a": 11,
+        "transpose_b": 12,
+        "n": 13,
+        "scale_type": 14,
+        "m": 16,
+        "sfa_id": 17,
+        "k96": 18,
+    },
+}
+IDESC_KINDS = {"T43": ("mxf8f6f4",), "T44": ("mxf4", "mxf4nvf4")}
+SWAPS = (("sfa_id", "sfb_id"), ("atype", "btype"), ("transpose_a", "transpose_b"), ("sparse", "scale_type"))
+"""Same-width partners. Not negate_a <-> negate_b: negating A or B gives the same product (an equivalent
+mutant, no data can tell them apart)."""
+INVALID = (
+    r"idesc|not a Table 39|Table 39|sparsity|scale factors per row|not valid|not allowed|needs sm_103"
+    r"|shared-memory address .* outside"
+)
+"""An MMA the VM refuses because the mutated idesc is one the tables make invalid."""
+
+
+def _idesc_pick(table: str, key: str) -> Callable[[Case], bool]:
+    kinds = IDESC_KINDS[table]
+    special = {
+        "negate_a": _rt("negate_a"),
+        "negate_b": _rt("negate_b"),
+        "transpose_a": _rt("transpose_a"),
+        "transpose_b": _rt("transpose_b"),
+        "sfa_id": _rt("sfa_id"),
+        "sfb_id": _rt("sfb_id"),
+        "k96": _rt("k96"),
+        # a non-zero code (E4M3 = 0 survives a shift or a drop) that differs from the other operand's
+        "atype": (lambda c: c.runtime["atype"] not in ("e4m3", c.runtime["btype"]))
+        if table == "T43"
+        else (lambda c: True),
+        "btype": (lambda c: c.runtime["btype"] not in ("e4m3", c.runtime["atype"]))
+        if table == "T43"
+        else (lambda c: True),
+        "scale_type": (lambda c: True) if table == "T43" else _rt("stype", lambda s: s == "ue8m0"),
+        "m": lambda c: c.form["cta_group"] == 2,
+        # N > 128: the shifted or dropped N is one Table 39 does not list. (N <= 128 doubled is an
+        # equivalent mutant: the extra columns of D are never read back, and in Layout B the per-CTA halves
+        # of B move with it.)
+        "n": lambda c: c.runtime["n"] > 128 and c.form["cta_group"] == 1,
+        "sparse": lambda c: True,
+    }
+    if table == "T44" and key.startswith("transpose"):
+        return tc(kind=kinds, where=lambda c: True)
+    if key == "sparse":  # only the (probe) sparse cases carry a 1 here; the VM refuses a mismatch
+        return tc(kind=kinds, recipe=None, where=lambda c: bool(c.form.get("sparse")))
+    return tc(kind=kinds, where=special[key])
+
+
+def _host_fields(kind: str):
+    from reference.tcgen05 import idesc
+
+    return {f.name: f for f in idesc.FIELDS[kind]}
+
+
+def _idesc_mutants() -> list[Mutant]:
+    out: list[Mutant] = []
+    for table, rows in IDESC_ROWS.items():
+        kinds = IDESC_KINDS[table]
+        hf = _host_fields(kinds[0])
+        for key, row in rows.items():
+            f = hf[key]
+            ref = (f"{table}.{row}",)
+            pick = _idesc_pick(table, key)
+            if table == "T44" and key.startswith("transpose"):
+                # Table 44 allows only 0 here: shifting or dropping a 0 changes nothing; a stray 1 must show
+                for side, plant in (
+                    ("host", wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_set(f.lo)))),
+                    ("vm", wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_word(kinds, word_set(f.lo)))),
+                ):
+                    out.append(
+                        Mutant(
+                            f"idesc-{side}.{table}.{key}.set",
+                            f"idesc-{side}",
+                            f"{table} {key} (must be 0) set to 1 ({side})",
+                            ref,
+                            plant,
+                            TC,
+                            pick,
+                            refusal=INVALID,
+                        )
+                    )
+                continue
+            # host: the encoder's table (FIELDS) moved one bit up / the field never written
+            shift_host = combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_lo(key, +1)) for k in kinds))
+            out.append(
+                Mutant(
+                    f"idesc-host.{table}.{key}.shift",
+                    "idesc-host",
+                    f"host encoder writes {table} {key} one bit higher (bit {f.lo + 1})",
+                    ref,
+                    shift_host,
+                    TC,
+                    pick,
+                    refusal=INVALID,
+                    fast=key in ("sfa_id",),
+                )
+            )
+            out.append(
+                Mutant(
+                    f"idesc-host.{table}.{key}.drop",
+                    "idesc-host",
+                    f"host encoder never writes {table} {key} (bits {f.lo}-{f.lo + f.width - 1})",
+                    ref,
+                    wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_drop(f.lo, f.width))),
+                    TC,
+                    pick,
+                    refusal=INVALID,
+                )
+            )
+            # VM: the decoder's own field table read one bit higher / the field ignored (reads 0)
+            out.append(
+                Mutant(
+                    f"idesc-vm.{table}.{key}.shift",
+                    "idesc-vm",
+                    f"VM decoder reads {table} {key} one bit higher",
+                    ref,
+                    wrap("mmacts.ptxvm.tcgen05.decode", "idesc_layout", _vm_layout_shift(kinds, key)),
+                    TC,
+                    pick,
+                    refusal=INVALID,
+                    fast=key in ("negate_b",),
+                )
+            )
+            out.append(
+                Mutant(
+                    f"idesc-vm.{table}.{key}.drop",
+                    "idesc-vm",
+                    f"VM decoder ignores {table} {key} (reads 0)",
+                    ref,
+                    wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_drop(kinds, f.lo, f.width)),
+                    TC,
+                    pick,
+                    refusal=INVALID,
+                )
+            )
+        for a, b in SWAPS:
+            if a not in hf or b not in hf or (table == "T44" and a in ("atype", "transpose_a")):
+                continue  # Table 44 allows one value for both fields (E2M1 / no transpose): an equivalent swap
+            fa, fb = hf[a], hf[b]
+            width = min(fa.width, fb.width)
+            ref = (f"{table}.{rows[a]}", f"{table}.{rows[b]}")
+            pick = (lambda pa, pb: lambda c: pa(c) or pb(c))(_idesc_pick(table, a), _idesc_pick(table, b))
+            out.append(
+                Mutant(
+                    f"idesc-host.{table}.{a}<->{b}",
+                    "idesc-host",
+                    f"host encoder swaps the {table} {a} and {b} bit positions",
+                    ref,
+                    combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_swap(a, b)) for k in kinds)),
+                    TC,
+                    pick,
+                    refusal=INVALID if a == "sparse" else "",
+                    fast=(table, a) in (("T44", "sfa_id"),),
+                    limit=8,
+                )
+            )
+            out.append(
+                Mutant(
+                    f"idesc-vm.{table}.{a}<->{b}",
+                    "idesc-vm",
+                    f"VM decoder reads {table} {a} from {b}'s bits and back",
+                    ref,
+                    wrap(
+                        "mmacts.ptxvm.tcgen05.decode",
+                        "decode_idesc",
+                        _vm_idesc_word(kinds, word_swap(fa.lo, fb.lo, width)),
+                    ),
+                    TC,
+                    pick,
+                    refusal=INVALID if a == "sparse" else "",
+                    limit=8,
+                )
+            )
+    return out
+
+
+def _field_lo(key: str, delta: int):
+    return lambda fields: tuple(replace(f, lo=f.lo + delta) if f.name == key else f for f in fields)
+
+
+def _field_swap(a: str, b: str):
+    def t(fields):
+        lo = {f.name: f.lo for f in fields}
+        return tuple(
+            replace(f, lo=lo[b]) if f.name == a else replace(f, lo=lo[a]) if f.name == b else f for f in fields
+        )
+
+    return t
+
+
+def _vm_layout_shift(kinds: tuple[str, ...], key: str):
+    def factory(orig):
+        def layout(kind):
+            fs = orig(kind)
+            if kind not in kinds:
+                return fs
+            return tuple(replace(f, lo=f.lo + 1, hi=f.hi + 1) if f.key == key else f for f in fs)
+
+        return layout
+
+    return factory
+
+
+def _vm_idesc_word(kinds: tuple[str, ...], transform: Callable[[int], int]):
+    def factory(orig):
+        def dec(kind, word, *a, **k):
+            return orig(kind, transform(int(word)) if kind in kinds else word, *a, **k)
+
+        return dec
+
+    return factory
+
+
+def _vm_idesc_drop(kinds, lo, width):
+    return _vm_idesc_word(kinds, word_drop(lo, width))
+
+
+# ------------------------------------------------------------------------------------------ Table 40
+SDESC_FIELDS = {
+    "start": (0, 14, 1),
+    "lbo": (16, 14, 2),
+    "sbo": (32, 14, 3),
+    "fixed_46_48": (46, 3, 4),
+    "base_offset": (49, 3, 5),
+    "lbo_mode": (52, 1, 6),
+    "fixed_53_60": (53, 8, 7),
+    "swizzle": (61, 3, 8),
+}
+SDESC_INVALID = r"descriptor|shared-memory address|outside|smem operand|swizzle|must be"
+
+
+def _sdesc_pick(key: str) -> Callable[[Case], bool]:
+    none_sw = lambda c: c.runtime.get("swizzle_a") == "none" or c.runtime.get("swizzle_b") == "none"  # noqa: E731
+    mn = lambda c: bool(c.runtime.get("transpose_a") or c.runtime.get("transpose_b"))  # noqa: E731
+    return {
+        "start": tc(where=lambda c: c.runtime["n"] >= 64),
+        "lbo": tc(where=lambda c: none_sw(c) or mn(c)),
+        "sbo": tc(where=lambda c: True),
+        "swizzle": tc(where=lambda c: c.runtime.get("swizzle_a", "128B") != "none"),
+        # absolute LBO mode only changes rows longer than 128 B (none here): with a non-128B swizzle the
+        # word is one 9.7.16.3.1.2.1 forbids
+        "lbo_mode": tc(where=lambda c: c.runtime.get("swizzle_a", "128B") not in ("128B", "128B_base32B")),
+    }.get(key, tc(where=lambda c: True))
+
+
+def _host_sdesc(transform) -> Callable[[], object]:
+    return wrap("reference.tcgen05.smem_desc", "encode_smem_desc", _on_result(transform))
+
+
+def _vm_sdesc(transform) -> Callable[[], object]:
+    return wrap("mmacts.ptxvm.tcgen05.decode", "decode_smem_desc", _on_arg(transform, 0))
+
+
+def _swizzle_code_swap(a: int, b: int) -> Callable[[int], int]:
+    def t(w: int) -> int:
+        code = (w >> 61) & 7
+        new = b if code == a else a if code == b else code
+        return (w & ~(7 << 61)) | (new << 61)
+
+    return t
+
+
+def _sdesc_mutants() -> list[Mutant]:
+    out: list[Mutant] = []
+    for key, (lo, width, row) in SDESC_FIELDS.items():
+        ref = (f"T40.{row}",)
+        pick = _sdesc_pick(key)
+        fixed = key in ("fixed_46_48", "fixed_53_60", "lbo_mode")
+        ops = [("shift", word_shift(lo, width) if not fixed else word_set(lo + (1 if key == "fixed_46_48" else 0)))]
+        if key != "fixed_53_60" and key != "lbo_mode":
+            ops.append(("drop", word_drop(lo, width)))
+        if key == "base_offset":
+            ops = [("set", word_set(lo))]  # exact cases carry base offset 0: a stray 1 must show
+        for op, t in ops:
+            for side, plant in (("host", _host_sdesc(t)), ("vm", _vm_sdesc(t))):
+                out.append(
+                    Mutant(
+                        f"sdesc-{side}.T40.{key}.{op}",
+                        f"sdesc-{side}",
+                        f"{'host encoder writes' if side == 'host' else 'VM decoder reads'} Table 40 {key} {op}",
+                        ref,
+                        plant,
+                        TC,
+                        pick,
+                        refusal=SDESC_INVALID,
+                        fast=(key, op, side) == ("sbo", "drop", "host"),
+                    )
+                )
+    swaps = (("lbo", "sbo"), ("start", "lbo"))
+    for a, b in swaps:
+        (la, wa, ra), (lb, _, rb) = SDESC_FIELDS[a], SDESC_FIELDS[b]
+        for side, wrapper in (("host", _host_sdesc), ("vm", _vm_sdesc)):
+            out.append(
+                Mutant(
+                    f"sdesc-{side}.T40.{a}<->{b}",
+                    f"sdesc-{side}",
+                    f"Table 40 {a} and {b} swapped ({side})",
+                    (f"T40.{ra}", f"T40.{rb}"),
+                    wrapper(word_swap(la, lb, wa)),
+                    TC,
+                    tc(where=lambda c: True),
+                    refusal=SDESC_INVALID,
+                )
+            )
+    for a, b, na, nb in ((2, 4, "128B", "64B"), (4, 6, "64B", "32B"), (0, 6, "none", "32B")):
+        pick = tc(
+            where=lambda c, x=na, y=nb: (
+                c.runtime.get("swizzle_a", "128B") in (x, y) or c.runtime.get("swizzle_b", "128B") in (x, y)
+            )
+        )
+        out.append(
+            Mutant(
+                f"sdesc-host.T40.swizzle-code-{na}<->{nb}",
+                "sdesc-host",
+                f"host encoder swaps the swizzle codes of {na} and {nb}",
+                ("T40.8",),
+                _host_sdesc(_swizzle_code_swap(a, b)),
+                TC,
+                pick,
+                refusal=SDESC_INVALID,
+            )
+        )
+        out.append(
+            Mutant(
+                f"sdesc-vm.T40.swizzle-code-{na}<->{nb}",
+                "sdesc-vm",
+                f"VM decoder maps swizzle code {a} to {nb} and {b} to {na}",
+                ("T40.8",),
+                wrap(
+                    "mmacts.ptxvm.tcgen05.decode",
+                    "swizzle_codes",
+                    lambda orig, a=a, b=b: lambda: {**orig(), a: orig()[b], b: orig()[a]},
+                ),
+                TC,
+                pick,
+                refusal=SDESC_INVALID,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------ Table 53 atoms
+SMI = "reference.tcgen05.smem_image"
+T53_ROWS = {("K", "128B"): 4, ("MN", "128B"): 3, ("K", "64B"): 6, ("MN", "64B"): 5, ("K", "32B"): 8, ("MN", "32B"): 7}
+
+
+def _swizzle_mutants() -> list[Mutant]:
+    out = []
+    host = {
+        "128B": (r"        return c \^ rr\n", "        return c ^ (rr >> 1)\n"),
+        "64B": (r"        return c \^ \(rr >> 1\)\n", "        return c ^ (rr & 1)\n"),
+        "32B": (r"        return c \^ \(rr >> 2\)\n", "        return c ^ (rr >> 1 & 1)\n"),
+    }
+    for sw, vm_new in (("128B", (2, 4, 3, 128)), ("64B", (1, 4, 3, 64)), ("32B", (1, 5, 3, 32))):
+        rows = (f"T53.{T53_ROWS[('K', sw)]}", f"T53.{T53_ROWS[('MN', sw)]}")
+        pick = tc(where=lambda c, s=sw: c.runtime.get("swizzle_a", "128B") == s or c.runtime.get("swizzle_b") == s)
+        pat, rep_ = host[sw]
+        out.append(
+            Mutant(
+                f"swizzle-host.T53.{sw}",
+                "swizzle-host",
+                f"host image: the {sw} atom permutes chunks wrongly",
+                rows,
+                edit_source(SMI, pat, rep_),
+                TC,
+                pick,
+                fast=sw == "64B",
+            )
+        )
+        out.append(
+            Mutant(
+                f"swizzle-vm.T53.{sw}",
+                "swizzle-vm",
+                f"VM swizzle {sw} as Swizzle{vm_new[:3]}",
+                rows,
+                setitem("mmacts.ptxvm.tcgen05.smem_operand", "SWIZZLES", sw, lambda _o, v=vm_new: v),
+                TC,
+                pick,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------ scale factors
+SF_ROWS = ("S9.7.16.10.7",)
+SFID_ROWS = ("S9.7.16.10.7.2", "S9.7.16.10.7.3")
+TI = "reference.tcgen05.tmem_image"
+VMMMA = "mmacts.ptxvm.tcgen05.mma"
+BUILD = "suites.tcgen05_blockscale.build"
+
+
+def _sf_mutants() -> list[Mutant]:
+    k96_wide = tc(where=lambda c: bool(c.runtime.get("k96")) and c.runtime["n"] > 128)
+    lay_b = tc(cg=2, m=128)
+    sfid = tc(where=lambda c: bool(c.runtime.get("sfa_id") or c.runtime.get("sfb_id")))
+    anyc = tc()
+    return [
+        Mutant(
+            "sf-host.byte-order",
+            "sf-host",
+            "host writes SF index g at byte 3 - g%4 of its cell",
+            SFID_ROWS,
+            edit_source(TI, r"    byte = g % 4\n", "    byte = 3 - g % 4\n"),
+            TC,
+            sfid,
+            fast=True,
+        ),
+        Mutant(
+            "sf-host.lane+1",
+            "sf-host",
+            "host writes SF of MN index x one lane up",
+            SF_ROWS,
+            edit_source(TI, r"lanes = \(x % 32\)\[\.\.\., None\] \+ 32", "lanes = ((x + 1) % 32)[..., None] + 32"),
+            TC,
+            anyc,
+        ),
+        Mutant(
+            "sf-host.column+1",
+            "sf-host",
+            "host writes the SF columns one column right",
+            SF_ROWS,
+            edit_source(TI, r"(list\(replicas\)\]\n    )bcol = \(col0 \+ col\)", r"\1bcol = (col0 + 1 + col)"),
+            TC,
+            anyc,
+        ),
+        Mutant(
+            "sf-host.quadrant0-only",
+            "sf-host",
+            "host writes the SF copies into lane quadrant 0 only",
+            SF_ROWS,
+            edit_source(TI, r"\+ 32 \* np\.arange\(4\)\n", "+ 0 * np.arange(4)\n"),
+            TC,
+            tc(m=256),
+            fast=True,
+        ),
+        Mutant(
+            "sf-host.layoutB-sfb-half",
+            "sf-host",
+            "host puts the second N half of Layout B SFB at lane 32, not 64",
+            SF_ROWS + ("S9.7.16.10.5",),
+            edit_source(TI, r"\+ 64 \* h\[\.\.\., None\]", "+ 32 * h[..., None]"),
+            TC,
+            lay_b,
+        ),
+        Mutant(
+            "sf-host.group-stride",
+            "sf-host",
+            "host SFA 4-SF groups 8 columns apart (4x1)",
+            SF_ROWS,
+            edit_source(TI, r"return 4 if datapath == \"4x1\" else 2", 'return 8 if datapath == "4x1" else 2'),
+            TC,
+            # only a K = 96 MMA reads SFs of two groups (SF ID 2-3 + 3 or 6 scales); elsewhere the host's
+            # per-MMA address already steps over whole groups with the same stride
+            tc(where=lambda c: bool(c.runtime.get("k96")) and c.runtime.get("sfa_id", 0) >= 2),
+        ),
+        Mutant(
+            "sf-host.sf-id-slot",
+            "sf-host",
+            "host puts scale f at slot sf_id + f + 1",
+            SFID_ROWS,
+            edit_source(BUILD, r"np\.zeros\(\(sf\.shape\[0\], sf_id\)", "np.zeros((sf.shape[0], sf_id + 1)"),
+            TC,
+            anyc,
+        ),
+        Mutant(
+            "sf-vm.byte-order",
+            "sf-vm",
+            "VM reads SF index g from byte 3 - g%4",
+            SFID_ROWS,
+            edit_source(VMMMA, r"codes = \(cells >> \(\(g % 4\) \* 8\)", "codes = (cells >> ((3 - g % 4) * 8)"),
+            TC,
+            sfid,
+        ),
+        Mutant(
+            "sf-vm.lane+1",
+            "sf-vm",
+            "VM reads SF of MN index x one lane up",
+            SF_ROWS,
+            edit_source(VMMMA, r"32 \* ql \+ \(xs % 32\)", "32 * ql + ((xs + 1) % 32)"),
+            TC,
+            anyc,
+        ),
+        Mutant(
+            "sf-vm.column+1",
+            "sf-vm",
+            "VM reads the SF columns one column right",
+            SF_ROWS,
+            edit_source(VMMMA, r"\(col0 \+ xs // 32\)", "(col0 + 1 + xs // 32)"),
+            TC,
+            anyc,
+            fast=True,
+        ),
+        Mutant(
+            "sf-vm.sf-id-ignored",
+            "sf-vm",
+            "VM ignores the SF ID (g = j)",
+            SFID_ROWS,
+            edit_source(VMMMA, r"        g = sf_id \+ j\n", "        g = j\n"),
+            TC,
+            sfid,
+        ),
+        Mutant(
+            "sf-vm.sfb-group-stride",
+            "sf-vm",
+            "VM SFB groups 4 columns apart for every N (4x1)",
+            SF_ROWS + ("T54.4", "T54.6"),
+            edit_source(VMMMA, r"c = 4 \* -\(-n // 128\)", "c = 4"),
+            TC,
+            k96_wide,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ A in TMEM
+AT_ROWS8 = ("S9.7.16.10.4.3", "T51.2")
+AT_ROWS4 = ("S9.7.16.10.4.5", "T51.2")
+
+
+def _atmem_mutants() -> list[Mutant]:
+    a8 = tc(kind="mxf8f6f4", a_tmem=True)
+    a4 = tc(kind=("mxf4", "mxf4nvf4"), a_tmem=True)
+    anya = tc(a_tmem=True)
+    return [
+        Mutant(
+            "atmem-host.byte-order",
+            "atmem-host",
+            "host packs A bytes highest-k-first in a TMEM cell",
+            AT_ROWS8,
+            edit_source(TI, r"bitpos = width \* \(kk % per\)", "bitpos = width * (per - 1 - kk % per)"),
+            TC,
+            a8,
+            fast=True,
+        ),
+        Mutant(
+            "atmem-host.nibble-order",
+            "atmem-host",
+            "host packs mxf4 A nibbles highest-k-first",
+            AT_ROWS4,
+            edit_source(TI, r"bitpos = 4 \* \(kk % 8\)", "bitpos = 4 * (7 - kk % 8)"),
+            TC,
+            a4,
+        ),
+        Mutant(
+            "atmem-host.column+1",
+            "atmem-host",
+            "host writes A one TMEM column right",
+            AT_ROWS8 + AT_ROWS4[:1],
+            edit_source(
+                TI, r"tmem\[lanes\[:, r\], col0 : col0 \+ ncols\]", "tmem[lanes[:, r], col0 + 1 : col0 + 1 + ncols]"
+            ),
+            TC,
+            anya,
+        ),
+        Mutant(
+            "atmem-host.lane+1",
+            "atmem-host",
+            "host writes A row x in lane x + 1",
+            AT_ROWS8 + AT_ROWS4[:1],
+            edit_source(
+                TI, r"tmem\[lanes\[:, r\], col0 : col0 \+ ncols\]", "tmem[(lanes[:, r] + 1) % 128, col0 : col0 + ncols]"
+            ),
+            TC,
+            anya,
+        ),
+        Mutant(
+            "atmem-vm.byte-order",
+            "atmem-vm",
+            "VM reads A bytes highest-k-first",
+            AT_ROWS8,
+            edit_source(VMMMA, r"col, bit = kk // 4, 8 \* \(kk % 4\)", "col, bit = kk // 4, 8 * (3 - kk % 4)"),
+            TC,
+            a8,
+        ),
+        Mutant(
+            "atmem-vm.nibble-order",
+            "atmem-vm",
+            "VM reads mxf4 A nibbles highest-k-first",
+            AT_ROWS4,
+            edit_source(VMMMA, r"col, bit = kk // 8, 4 \* \(kk % 8\)", "col, bit = kk // 8, 4 * (7 - kk % 8)"),
+            TC,
+            a4,
+        ),
+        Mutant(
+            "atmem-vm.lane+1",
+            "atmem-vm",
+            "VM reads A row x from lane x + 1",
+            AT_ROWS8 + AT_ROWS4[:1],
+            edit_source(
+                VMMMA,
+                r"lanes = base \+ np\.arange\(rows\)\[:, None\]",
+                "lanes = base + (np.arange(rows)[:, None] + 1) % rows",
+            ),
+            TC,
+            anya,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ D placement
+D_ROWS = ("S9.7.16.10.5",)
+MACHINE = "reference.tcgen05_model.machine"
+
+
+def _dplace_mutants() -> list[Mutant]:
+    return [
+        Mutant(
+            "dplace-host.layoutD-lane",
+            "dplace-host",
+            "host reads Layout D row m from lane m+1",
+            D_ROWS,
+            edit_source(MACHINE, r"return np\.zeros_like\(m\), m, nn", "return np.zeros_like(m), (m + 1) % 128, nn"),
+            TC,
+            tc(cg=1),
+            fast=True,
+        ),
+        Mutant(
+            "dplace-host.layoutA-cta",
+            "dplace-host",
+            "host reads Layout A rows 0-127 from CTA 1",
+            D_ROWS,
+            edit_source(MACHINE, r"return m // 128, m % 128, nn", "return 1 - m // 128, m % 128, nn"),
+            TC,
+            tc(m=256),
+        ),
+        Mutant(
+            "dplace-host.layoutB-half",
+            "dplace-host",
+            "host reads Layout B's second N half from lane 32+m",
+            D_ROWS,
+            edit_source(MACHINE, r"m % 64 \+ 64 \* \(nn // half\)", "m % 64 + 32 * (nn // half)"),
+            TC,
+            tc(cg=2, m=128),
+        ),
+        Mutant(
+            "dplace-vm.layoutD-lane",
+            "dplace-vm",
+            "VM writes Layout D row m to lane m+1",
+            D_ROWS,
+            edit_source(VMMMA, r"return np\.zeros_like\(mm\), mm, nn", "return np.zeros_like(mm), (mm + 1) % 128, nn"),
+            TC,
+            tc(cg=1),
+        ),
+        Mutant(
+            "dplace-vm.layoutA-cta",
+            "dplace-vm",
+            "VM writes Layout A rows 0-127 to CTA 1",
+            D_ROWS,
+            edit_source(VMMMA, r"return mm // 128, mm % 128, nn", "return 1 - mm // 128, mm % 128, nn"),
+            TC,
+            tc(m=256),
+        ),
+        Mutant(
+            "dplace-vm.layoutB-half",
+            "dplace-vm",
+            "VM writes Layout B's second N half to lane 32+m",
+            D_ROWS,
+            edit_source(VMMMA, r"mm % 64 \+ 64 \* h", "mm % 64 + 32 * h"),
+            TC,
+            tc(cg=2, m=128),
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ packed 4/6-bit
+SMO = "mmacts.ptxvm.tcgen05.smem_operand"
+FRAG = "reference.mma_sync.fragments"
+VMMS = "mmacts.ptxvm.warpmma.mma_sync"
+
+
+def _sub8(c: Case) -> bool:
+    return c.runtime.get("atype") in ("e2m1", "e2m3", "e3m2") or c.runtime.get("btype") in ("e2m1", "e2m3", "e3m2")
+
+
+def _packed_mutants() -> list[Mutant]:
+    # A in TMEM: the same nibble swap in A and B permutes both alike and leaves every dot product as it was
+    fp4x2 = tc(kind=("mxf4", "mxf4nvf4"), a_tmem=True)
+    padded = tc(kind="mxf8f6f4", where=_sub8)
+    ms_fp4 = ms(lambda c: c.form["kind"] == "mxf8f6f4" and "e2m1" in (c.form["atype"], c.form["btype"]))
+    ms_fp6 = ms(lambda c: c.form["kind"] == "mxf8f6f4" and bool({"e2m3", "e3m2"} & {c.form["atype"], c.form["btype"]}))
+    return [
+        Mutant(
+            "packed-host.fp4x2-nibbles",
+            "packed-host",
+            "host packs two E2M1 per byte with the higher k low",
+            ("S9.7.16.10.4.6",),
+            edit_source(
+                SMI,
+                r"\(pairs\[\.\.\., 0\] \| \(pairs\[\.\.\., 1\] << np\.uint64\(4\)\)\)",
+                "(pairs[..., 1] | (pairs[..., 0] << np.uint64(4)))",
+            ),
+            TC,
+            fp4x2,
+            fast=True,
+        ),
+        Mutant(
+            "packed-host.padded-order",
+            "packed-host",
+            "host packs the 16 codes of a padded chunk last-first",
+            ("S9.7.16.10.4.4",),
+            edit_source(
+                SMI,
+                r"shifts = \(np\.arange\(16, dtype=np\.uint64\)",
+                "shifts = (np.arange(15, -1, -1, dtype=np.uint64)",
+            ),
+            TC,
+            padded,
+        ),
+        Mutant(
+            "packed-vm.fp4x2-nibbles",
+            "packed-vm",
+            "VM reads two E2M1 per byte with the higher k low",
+            ("S9.7.16.10.4.6",),
+            edit_source(SMO, r"\(4 \* \(e % 2\)\)", "(4 * (1 - e % 2))"),
+            TC,
+            fp4x2,
+        ),
+        Mutant(
+            "packed-vm.padded-order",
+            "packed-vm",
+            "VM reads the codes of a padded chunk last-first",
+            ("S9.7.16.10.4.4",),
+            edit_source(SMO, r"bit = \(e % 16\) \* bits", "bit = (15 - e % 16) * bits"),
+            TC,
+            padded,
+        ),
+        Mutant(
+            "packed-host.mma-sync-fp4-slot",
+            "packed-host",
+            "host puts E2M1 at bits [3:0] of its mma.sync slot",
+            ("T36.1",),
+            lambda: rebind(FRAG, "FP4_SHIFT_MXF8F6F4", 0),
+            MS,
+            ms_fp4,
+            limit=4,
+        ),
+        Mutant(
+            "packed-host.mma-sync-fp6-slot",
+            "packed-host",
+            "host puts E2M3/E3M2 at bits [6:1] of its slot",
+            ("T36.1",),
+            edit_source(
+                "reference.mma_sync.recipes", r"fp6_shift: int = fr\.FP6_SHIFT_DEFAULT\)", "fp6_shift: int = 1)"
+            ),
+            MS,
+            ms_fp6,
+            limit=4,
+        ),
+        Mutant(
+            "packed-vm.mma-sync-fp4-slot",
+            "packed-vm",
+            "VM reads E2M1 at bits [3:0] of its mma.sync slot",
+            ("T36.1",),
+            lambda: rebind(VMMS, "FP4_SHIFT_8BIT_SLOT", 0),
+            MS,
+            ms_fp4,
+            limit=4,
+        ),
+        Mutant(
+            "packed-vm.mma-sync-fp6-slot",
+            "packed-vm",
+            "VM reads E2M3/E3M2 at bits [6:1]",
+            ("T36.1",),
+            lambda: rebind(VMMS, "FP6_SHIFT", 1),
+            MS,
+            ms_fp6,
+            limit=4,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ mma.sync
+SCALES = "reference.mma_sync.scales"
+MS_SEL = ("S9.7.14.3", "T37.1", "T37.2", "T37.3")
+
+
+def _mmasync_mutants() -> list[Mutant]:
+    k32 = ms(lambda c: c.form["kind"] == "mxf8f6f4")
+    k64 = ms(lambda c: c.form["kind"] != "mxf8f6f4")
+    tida = ms(lambda c: c.runtime["tida"] == 1)
+    tidb = ms(lambda c: c.runtime["tidb"] != 0)
+    bida = ms(lambda c: c.runtime["bida"] != 0)
+    bidb = ms(lambda c: c.runtime["bidb"] != 0)
+    return [
+        Mutant(
+            "mmasync-host.a-row-half",
+            "mmasync-host",
+            "host A fragment: registers r%2 hold the other row half",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(FRAG, r"rows = g \+ 8 \* \(r % 2\)", "rows = g + 8 * (1 - r % 2)"),
+            MS,
+            k32,
+            limit=3,
+            fast=True,
+        ),
+        Mutant(
+            "mmasync-host.a-k-half",
+            "mmasync-host",
+            "host A fragment: registers r//2 hold the other K half",
+            ("T35.2", "T35.3"),
+            edit_source(FRAG, r"\(k // 2\) \* \(r // 2\)", "(k // 2) * (1 - r // 2)"),
+            MS,
+            k64,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-host.b-k-half",
+            "mmasync-host",
+            "host B fragment: register r holds the other K half",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(FRAG, r"rows = per \* t \+ \(k // 2\) \* r \+ e", "rows = per * t + (k // 2) * (1 - r) + e"),
+            MS,
+            k32,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-host.cd-col",
+            "mmasync-host",
+            "host C/D fragment: the two columns of a thread swapped",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(FRAG, r"2 \* t \+ r % 2, 32", "2 * t + 1 - r % 2, 32"),
+            MS,
+            k32,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-host.sfa-lane-tida",
+            "mmasync-host",
+            "host SF_A lane rule uses tida instead of 2*tida",
+            MS_SEL,
+            edit_source(SCALES, r"2 \* tida \+ rows // 8", "tida + rows // 8"),
+            MS,
+            tida,
+            limit=6,
+            fast=True,
+        ),
+        Mutant(
+            "mmasync-host.sfb-lane-tidb",
+            "mmasync-host",
+            "host SF_B ignores thread-id-b",
+            MS_SEL,
+            edit_source(SCALES, r"4 \* np\.asarray\(cols\) \+ tidb", "4 * np.asarray(cols)"),
+            MS,
+            tidb,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-host.sfa-byte",
+            "mmasync-host",
+            "host SF_A ignores byte-id-a",
+            MS_SEL,
+            edit_source(SCALES, r"np\.full\(M, sel\.bida \+ j\)", "np.full(M, j)"),
+            MS,
+            bida,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-host.sfb-byte",
+            "mmasync-host",
+            "host SF_B ignores byte-id-b",
+            MS_SEL,
+            edit_source(SCALES, r"np\.full\(N, sel\.bidb \+ j\)", "np.full(N, j)"),
+            MS,
+            bidb,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-vm.a-row-half",
+            "mmasync-vm",
+            "VM A fragment: the other row half per register",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(VMMS, r"reg = row // 8 \+ 2 \* \(kk // span\)", "reg = (1 - row // 8) + 2 * (kk // span)"),
+            MS,
+            k32,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-vm.b-k-half",
+            "mmasync-vm",
+            "VM B fragment: the other K half per register",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(VMMS, r"    reg = kk // span\n", "    reg = 1 - kk // span\n"),
+            MS,
+            k64,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-vm.cd-col",
+            "mmasync-vm",
+            "VM C/D fragment: the two columns of a thread swapped",
+            ("T35.1", "T35.2", "T35.3"),
+            edit_source(VMMS, r"2 \* \(row // 8\) \+ col % 2", "2 * (row // 8) + 1 - col % 2"),
+            MS,
+            k32,
+            limit=3,
+        ),
+        Mutant(
+            "mmasync-vm.sfa-lane-tida",
+            "mmasync-vm",
+            "VM SF_A lane rule uses tida instead of 2*tida",
+            MS_SEL,
+            edit_source(VMMS, r"2 \* tida \+ r // 8", "tida + r // 8"),
+            MS,
+            tida,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-vm.sfb-lane-tidb",
+            "mmasync-vm",
+            "VM SF_B ignores thread-id-b",
+            MS_SEL,
+            edit_source(VMMS, r"lane_b = 4 \* n \+ tidb", "lane_b = 4 * n"),
+            MS,
+            tidb,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-vm.sfa-byte",
+            "mmasync-vm",
+            "VM SF_A ignores byte-id-a",
+            MS_SEL,
+            edit_source(VMMS, r"\(8 \* \(bida \+ j\)\)", "(8 * j)"),
+            MS,
+            bida,
+            limit=6,
+        ),
+        Mutant(
+            "mmasync-vm.sfb-byte",
+            "mmasync-vm",
+            "VM SF_B ignores byte-id-b",
+            MS_SEL,
+            edit_source(VMMS, r"\(8 \* \(bidb \+ j2\)\)", "(8 * j2)"),
+            MS,
+            bidb,
+            limit=6,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ Tables 42 / 45
+def _t42_mutants() -> list[Mutant]:
+    from reference.tcgen05 import idesc
+
+    rows = {
+        "sparsity_selector": 1,
+        "sparse": 2,
+        "saturate": 3,
+        "dtype": 4,
+        "atype": 6,
+        "btype": 7,
+        "negate_a": 8,
+        "negate_b": 9,
+        "transpose_a": 10,
+        "transpose_b": 11,
+        "n": 12,
+        "m": 14,
+        "max_shift": 16,
+    }
+    kinds = ("f16", "tf32", "f8f6f4", "i8")
+    out = []
+    for key, row in rows.items():
+        f = next(x for x in idesc.FIELDS["f16"] if x.name == key)
+        pick = lambda c: c.case_id.startswith("descriptors.idesc")  # noqa: E731
+        out.append(
+            Mutant(
+                f"t42-host.T42.{key}.shift",
+                "t42-host",
+                f"reference idesc reads Table 42 {key} one bit up",
+                (f"T42.{row}",),
+                combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_lo(key, +1)) for k in kinds)),
+                DS,
+                pick,
+                limit=200,
+                fast=key == "dtype",
+            )
+        )
+        out.append(
+            Mutant(
+                f"t42-host.T42.{key}.drop",
+                "t42-host",
+                f"reference idesc ignores Table 42 {key}",
+                (f"T42.{row}",),
+                wrap("reference.tcgen05.idesc", "decode_idesc", _vm_idesc_word(kinds, word_drop(f.lo, f.width))),
+                DS,
+                pick,
+                limit=200,
+            )
+        )
+    return out
+
+
+T45 = {
+    "sc0": (0, 8, 1),
+    "sc1": (8, 8, 2),
+    "sc2": (16, 8, 3),
+    "sc3": (24, 8, 4),
+    "fs0": (32, 1, 5),
+    "fs1": (33, 1, 6),
+    "fs2": (34, 1, 7),
+    "fs3": (35, 1, 8),
+    "nzm": (39, 1, 10),
+    "skip_span": (40, 8, 11),
+    "use_span": (48, 8, 12),
+    "shift": (56, 6, 13),
+}
+
+
+def _t45_mutants() -> list[Mutant]:
+    out = []
+    pick = lambda c: ".zcm." in c.case_id  # noqa: E731
+    for key, (lo, width, row) in T45.items():
+        for op, t in (("shift", word_shift(lo, width)), ("drop", word_drop(lo, width))):
+            out.append(
+                Mutant(
+                    f"t45-host.T45.{key}.{op}",
+                    "t45-host",
+                    f"reference zero-column mask decoder: {key} {op}",
+                    (f"T45.{row}",),
+                    wrap("reference.tcgen05.zero_col_mask", "decode_zero_col_mask", _on_arg(t, 0)),
+                    DS,
+                    pick,
+                    limit=200,
+                    fast=key == "skip_span",
+                )
+            )
+    out.append(
+        Mutant(
+            "t45-host.T45.skip<->use",
+            "t45-host",
+            "reference zero-column mask: Skip/Use Span swapped",
+            ("T45.11", "T45.12"),
+            wrap("reference.tcgen05.zero_col_mask", "decode_zero_col_mask", _on_arg(word_swap(40, 48, 8), 0)),
+            DS,
+            pick,
+            limit=200,
+        )
+    )
+    return out
+
+
+# ------------------------------------------------------------------------------------------ comparator
+CMP = "mmacts.compare.compare"
+CONTROL = lambda c: c.recipe.startswith("control:")  # noqa: E731
+
+
+def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...], fast: bool = False) -> Mutant:
+    """A comparator mutant, judged by the controls (``C.CONTROLS``) that must catch it."""
+    return Mutant(
+        f"comparator.{name}",
+        "comparator",
+        what,
+        (),
+        edit_source(CMP, pattern, repl),
+        TC,
+        tc(recipe=None, where=lambda c: c.recipe.split(":", 1)[-1] in controls and CONTROL(c)),
+        limit=len(controls),
+        fast=fast,
+    )
+
+
+def _comparator_mutants() -> list[Mutant]:
+    exact_bad = r"bad = ~\(equal_val \| same_bits \| \(nan_g & nan_w\)\)"
+    return [
+        _cmp(
+            "nan-either-equal",
+            "exact mode: a NaN on either side counts as equal",
+            exact_bad,
+            "bad = ~(equal_val | same_bits | (nan_g | nan_w))",
+            ("nan_got", "sf_cp_missing"),
+            fast=True,
+        ),
+        _cmp(
+            "nan-never-equal",
+            "exact mode: NaN never equals NaN",
+            exact_bad,
+            "bad = ~(equal_val | same_bits)",
+            ("nan_both",),
+        ),
+        _cmp(
+            "signed-zero-strict",
+            "+0 and -0 always differ (the register leaves the sign open)",
+            r"equal_val = \(got == want\) if not signed_zero else same_bits",
+            "equal_val = same_bits",
+            ("signed_zero",),
+        ),
+        _cmp(
+            "inf-any-sign",
+            "infinities of either sign are equal",
+            exact_bad,
+            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | (np.isinf(got) & np.isinf(want)))",
+            ("inf_sign",),
+        ),
+        _cmp(
+            "inf-matches-anything",
+            "an infinity in got matches anything",
+            exact_bad,
+            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | np.isinf(got))",
+            ("inf_got",),
+        ),
+        _cmp(
+            "one-ulp",
+            "exact mode accepts 1 ulp",
+            exact_bad,
+            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | (ulp_distance(got, want) <= 1))",
+            ("one_ulp",),
+        ),
+        _cmp(
+            "bound-double",
+            "bound mode allows twice the tolerance",
+            r"\(diff <= tol\)",
+            "(diff <= 2 * tol)",
+            ("bound_outside",),
+        ),
+        _cmp(
+            "bound-strict",
+            "bound mode: |got - want| == tolerance fails",
+            r"\(diff <= tol\)",
+            "(diff < tol)",
+            ("bound_edge",),
+        ),
+        _cmp(
+            "bound-nan-either",
+            "bound mode: NaN on either side is within the bound",
+            r"\| \(nan_g & nan_w\) \| \(got == want\)\)",
+            "| (nan_g | nan_w) | (got == want))",
+            ("bound_nan",),
+        ),
+        _cmp(
+            "bound-inf",
+            "bound mode: equal infinities are outside the bound",
+            r" \| \(got == want\)\)  #",
+            ")  #",
+            ("bound_inf",),
+        ),
+        _cmp(
+            "no-mismatch-count", "mismatches never counted", r"n_bad = int\(bad\.sum\(\)\)", "n_bad = 0", ("nan_got",)
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ kernel faults
+KERNEL_ROWS: dict[str, tuple[str, ...]] = {
+    "tmem-quadrant-shift": ("S9.7.16.8.1",),
+    "mma-sfa-sfb-swapped": ("S9.7.16.10.7",),
+    "mma-sync-tida-byte": ("S9.7.14.3",),
+    "params-record-offset": (),
+    "readback-loop-off-by-one": (),
+    "missing-wait-ld": ("T46.5",),
+    "missing-proxy-fence": ("T46.6",),
+    "wrong-ld-shape": ("S9.7.16.2.3.1.1",),
+    "wrong-cluster-rank": ("T46.2",),
+    "missing-wait-st": ("T46.5",),
+    "missing-mbarrier-wait": ("T46.3", "T46.4"),
+    "wgmma-missing-fence": (),
+}
+
+
+def _kernel_mutants() -> list[Mutant]:
+    return [
+        Mutant(
+            f"kernel.{f.name}",
+            "kernel",
+            f.what,
+            KERNEL_ROWS.get(f.name, ()),
+            (lambda f=f: KF.planted(f)),
+            f.suite,
+            f.pick,
+            f.level,
+            f.limit,
+            kernel=True,
+            fast=f.name in ("mma-sfa-sfb-swapped", "missing-wait-ld"),
+        )
+        for f in KF.FAULTS
+    ]
+
+
+def all_mutants() -> list[Mutant]:
+    out = (
+        _idesc_mutants()
+        + _sdesc_mutants()
+        + _swizzle_mutants()
+        + _sf_mutants()
+        + _atmem_mutants()
+        + _dplace_mutants()
+        + _packed_mutants()
+        + _mmasync_mutants()
+        + _t42_mutants()
+        + _t45_mutants()
+        + _comparator_mutants()
+        + _kernel_mutants()
+    )
+    names = [m.name for m in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise AssertionError(f"duplicate mutant names: {sorted(dup)}")
+    return out
+
+
+FAST_TOO = ("swizzle-vm.T53.64B", "packed-vm.padded-order", "atmem-vm.byte-order", "dplace-vm.layoutD-lane",
+            "sdesc-vm.T40.sbo.drop", "mmasync-vm.sfa-byte", "sf-vm.sf-id-ignored", "comparator.one-ulp",
+            "idesc-vm.T43.sfa_id<->sfb_id")
+"""Added to the ``fast`` flags so that the CI subset holds at least one mutant of every family."""
+
+
+def fast_mutants() -> list[Mutant]:
+    return [m for m in all_mutants() if m.fast or m.name in FAST_TOO]

@@ -1,0 +1,63 @@
+"""Every mutant of the registry is caught by the suites on the model backend (the PTX VM), not only by a
+unit test of the helper it breaks.
+
+CI runs the fast subset (``Mutant.fast``: one mutant per family, one case each); ``pytest -m mutants_full``
+(or ``mmacts selftest --mutants``) runs all of them. A mutant that survives is a test to write."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from mmacts.mutants import registry as R
+from mmacts.mutants.engine import cases_for
+from mmacts.mutants.run import run_all
+
+
+def _check(m: R.Mutant) -> None:
+    (res,) = run_all([m], jobs=1, progress=False)
+    assert res.killed, f"{m.name} ({m.what}) survived: {res.how}; {res.verdicts}"
+    if m.family != "kernel" and not m.refusal:
+        assert res.how == "fail", f"{m.name}: caught by {res.how}, must be a fail"
+
+
+FAST = [replace(m, limit=1) if m.suite == R.TC and m.family != "comparator" else m for m in R.fast_mutants()]
+
+
+@pytest.mark.parametrize("mutant", FAST, ids=lambda m: m.name)
+def test_fast_mutant_is_caught(mutant: R.Mutant) -> None:
+    _check(mutant)
+
+
+@pytest.mark.mutants_full
+@pytest.mark.parametrize("mutant", R.all_mutants(), ids=lambda m: m.name)
+def test_mutant_is_caught(mutant: R.Mutant) -> None:
+    _check(mutant)
+
+
+def test_registry_covers_every_family_and_field() -> None:
+    ms = R.all_mutants()
+    fams = {m.family for m in ms}
+    for side in ("host", "vm"):
+        for f in ("idesc", "sdesc", "swizzle", "sf", "atmem", "dplace", "packed", "mmasync"):
+            assert f"{f}-{side}" in fams
+    assert {"comparator", "kernel", "t42-host", "t45-host"} <= fams
+    rows = {r for m in ms for r in m.rows}
+    for table, fields in R.IDESC_ROWS.items():
+        assert {f"{table}.{r}" for r in fields.values()} <= rows
+    assert {f"T40.{r}" for r in range(1, 9)} <= rows
+    assert {f"T45.{r}" for r in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13)} <= rows
+    assert all(cases_for(m) for m in ms), "every mutant selects at least one case"
+    assert {m.family for m in R.fast_mutants()} >= fams - {"kernel"}
+
+
+def test_comparator_controls_all_pass_unmutated() -> None:
+    from mmacts.mutants.engine import run_cases
+    from suites.tcgen05_blockscale.driver import DRIVER
+
+    cases = [c for c in DRIVER.cases("standard") if c.recipe.startswith("control:")]
+    assert len(cases) == 14
+    recs = run_cases(DRIVER.suite, cases)
+    assert all(r["status"] == "pass" for r in recs.values()), {k: r["message"] for k, r in recs.items()
+                                                              if r["status"] != "pass"}

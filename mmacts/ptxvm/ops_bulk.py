@@ -1,0 +1,432 @@
+"""Asynchronous copies into shared memory: ``cp.async`` (9.7.9.25.3), bulk tensor copies through
+tensor maps (``cp.async.bulk.tensor``, 9.7.9.25.5) and the tensor-map instructions
+(``tensormap.replace``, ``tensormap.cp_fenceproxy``, 9.7.9.27-28).
+
+Why: Triton's Blackwell kernels stage A and B in shared memory either with ``cp.async`` (pointer
+loads, pipelined in async-groups) or with TMA (``tl.make_tensor_descriptor``: the kernel zeroes a
+128-byte tensor map in shared memory, fills it field by field with ``tensormap.replace``, copies it
+to global memory with ``tensormap.cp_fenceproxy`` and hands its address to ``cp.async.bulk.tensor``).
+
+Semantics kept, so that a kernel that forgets a wait reads stale data as it could on a GPU:
+
+- ``cp.async``: the source is read at issue (global memory does not change during these kernels),
+  the shared-memory write happens when ``cp.async.wait_group N`` / ``wait_all`` retires the
+  thread's group (groups close at ``cp.async.commit_group``); the bytes past ``src-size`` are zero.
+- ``cp.async.bulk.tensor`` (tile mode, global -> shared::cta): the box is gathered at issue; the write
+  and the ``complete_tx`` of its byte count on the mbarrier happen when a thread waits on that
+  mbarrier (or at kernel end). Out-of-bound elements are zero (``fill_mode`` 0; 1 = NaN for float
+  element types). Shared memory receives the box densely, innermost dimension first, through the
+  swizzle of ``swizzle_mode`` (none / 32B / 64B / 128B, 16-byte atomicity), which permutes 16-byte
+  chunks by the shared-memory *address* bits: chunk bits [4, 4+s) ^= bits [7, 7+s) for s = 1, 2, 3.
+  The bytes land as async-proxy writes (no ``fence.proxy.async`` needed before tcgen05.mma reads).
+- Bulk copies shared -> global (``cp.async.bulk.tensor.*.global.shared::cta``) are performed at issue;
+  ``cp.async.bulk.commit_group`` / ``wait_group`` then have nothing left to wait for.
+
+The tensor map is an opaque 128-byte object (5.5.8): the CUDA driver's binary layout is not published,
+so the VM keeps the fields ``tensormap.replace`` names at offsets of its own (:data:`FIELDS`), all zero
+in a zeroed object, which is what a kernel that builds its maps on the device relies on (each field's
+zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, zero fill). A tensor
+map encoded on the host by the driver (``cuTensorMapEncodeTiled``, a ``.param .align 64 .b8 [128]``
+kernel parameter) is not supported: that needs the driver's layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mmacts.ptxvm import ops_core
+from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
+from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.parse import Instr, Operand, _split_operands, parse_operand
+from mmacts.ptxvm.ptxtypes import ptx_type
+
+U32 = ptx_type("u32")
+S32 = ptx_type("s32")
+U64 = ptx_type("u64")
+
+TENSORMAP_BYTES = 128
+FIELDS: dict[str, tuple[int, str, int]] = {
+    # field -> (byte offset, numpy dtype, count); VM-private layout (see the module docstring)
+    "global_address": (0, "<u8", 1),
+    "rank": (8, "<u4", 1),  # rank - 1, as tensormap.replace writes it
+    "elemtype": (12, "<u4", 1),
+    "box_dim": (16, "<u4", 5),
+    "element_stride": (36, "<u4", 5),
+    "global_dim": (56, "<u4", 5),
+    "global_stride": (80, "<u8", 4),  # bytes, stride of dimension ord + 1
+    "interleave_layout": (112, "<u4", 1),
+    "swizzle_mode": (116, "<u4", 1),
+    "swizzle_atomicity": (120, "<u4", 1),
+    "fill_mode": (124, "<u4", 1),
+}
+ELEM_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 4, 9: 8, 10: 2, 11: 4, 12: 4}
+"""tensormap elemtype enumeration (.u8 .u16 .u32 .s32 .u64 .s64 .f16 .f32 .f32.ftz .f64 .bf16 .tf32
+.tf32.ftz) -> bytes per element; the packed sub-byte types (13..15) are not implemented."""
+SUB_BYTE = {13: (8, 0), 14: (8, 8), 15: (12, 4)}
+"""Packed sub-byte element types (5.5.1.1): ``.b4x16`` (16 x 4 bits in 8 bytes), ``.b4x16_p64`` (the 8 bytes
+followed by 8 bytes of padding in shared memory), ``.b6x16_p32`` (16 x 6 bits in 12 bytes, then 4 bytes of
+padding) -> (bytes of data per 16 elements, bytes of padding). The transaction count is the data bytes (Triton
+3.9 expects 8192 bytes for a 128 x 128 ``.b4x16_p64`` box, whose shared image is 16384 bytes)."""
+PAD_POISON = 0xFF
+"""What the VM writes into the padding (the ISA leaves it unspecified): an MMA that reads padding as data
+gets -6.0 nibbles and a wrong product."""
+FLOAT_TYPES = {6, 7, 8, 9, 10, 11, 12}
+SWIZZLE_SPAN = {0: 0, 1: 32, 2: 64, 3: 128}
+
+
+@dataclass
+class TensorMap:
+    address: int
+    rank: int
+    elemtype: int
+    box: list[int]
+    estride: list[int]
+    dims: list[int]
+    strides: list[int]
+    interleave: int
+    swizzle: int
+    atomicity: int
+    fill: int
+
+    @classmethod
+    def decode(cls, raw: np.ndarray) -> TensorMap:
+        def f(name: str) -> list[int]:
+            off, dt, n = FIELDS[name]
+            size = np.dtype(dt).itemsize
+            return [int(x) for x in raw[off:off + size * n].view(dt)]
+
+        return cls(f("global_address")[0], f("rank")[0] + 1, f("elemtype")[0], f("box_dim"), f("element_stride"),
+                   f("global_dim"), f("global_stride"), f("interleave_layout")[0], f("swizzle_mode")[0],
+                   f("swizzle_atomicity")[0], f("fill_mode")[0])
+
+
+@dataclass
+class PendingCopy:
+    cta: int
+    dst: np.ndarray
+    """Flat indices into ``m.smem`` (after swizzling)."""
+    data: np.ndarray
+    mbar: tuple[int, int] | None
+    nbytes: int
+    line: int
+
+
+@dataclass
+class BulkState:
+    tensor: list[PendingCopy] = field(default_factory=list)
+    cp_async: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Instr]] = field(default_factory=list)
+    """(threads, their group number, shared addresses, data) of issued ``cp.async`` copies."""
+    committed: dict[int, int] = field(default_factory=dict)
+
+    def on_mbarrier_wait(self, m: Machine, cta: int, addr: int) -> None:
+        self.complete_tensor(m, (cta, addr))
+
+    def on_kernel_end(self, m: Machine) -> None:
+        self.complete_tensor(m, None)
+        self.cp_async.clear()
+
+    def complete_tensor(self, m: Machine, key: tuple[int, int] | None) -> None:
+        keep = []
+        for p in self.tensor:
+            if key is not None and p.mbar != key:
+                keep.append(p)
+                continue
+            m.smem.reshape(-1)[p.dst] = p.data
+            m.smem_writer.reshape(-1)[p.dst] = -1  # an async-proxy write
+            m.notify("shared_store", p.dst)
+            if p.mbar is not None:
+                mb = m.mbarriers.get(p.mbar)
+                if mb is None:
+                    raise VmError(f"cp.async.bulk.tensor (line {p.line}) completes on an mbarrier that was "
+                                  f"invalidated or never initialised")
+                mb.tx -= p.nbytes
+                ops_core.arrive(m, mb, 0)
+        self.tensor = keep
+
+
+def state(m: Machine) -> BulkState:
+    s = m.hooks.get("bulk")
+    if s is None:
+        s = BulkState()
+        m.hooks["bulk"] = s
+    return s
+
+
+# ------------------------------------------------------------------------------------------ cp.async
+@handler("cp.async")
+def _cp_async(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    kind = ins.parts[2]
+    if kind == "bulk":
+        return _bulk(m, ins, act)
+    s = state(m)
+    if kind == "commit_group":
+        for t in act:
+            s.committed[int(t)] = s.committed.get(int(t), 0) + 1
+        return None
+    if kind in ("wait_group", "wait_all"):
+        n = 0 if kind == "wait_all" else int(ins.operands[0].value)
+        _retire_cp_async(m, s, act, n)
+        return None
+    if kind not in ("ca", "cg") or "shared" not in ins.parts[3] or "global" not in ins.parts:
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    ops = ins.operands
+    size = int(ops[2].value)
+    if size not in (4, 8, 16) or (kind == "cg" and size != 16):
+        raise VmError(f"{ins.opcode}: cp-size {size} is not allowed")
+    dst = m.address(ops[0], act)
+    src = m.address(ops[1], act)
+    keep = np.full(len(act), size, dtype=np.int64)
+    if len(ops) > 3 and ops[3].kind in ("imm", "reg"):  # src-size: only that many bytes are read, the rest is 0
+        keep = np.minimum(m.read(ops[3], U32, act).astype(np.int64), size)
+    data = np.zeros((len(act), size), dtype=np.uint8)
+    full = keep == size
+    if full.any():
+        data[full] = m.load("global", src[full], size, act[full])
+    for i in np.flatnonzero((keep > 0) & ~full):
+        data[i, :keep[i]] = m.gmem.load(src[i] + np.arange(keep[i], dtype=np.uint64), 1)[:, 0]
+    if ((dst % np.uint64(size)) != 0).any():
+        raise VmMemoryFault(f"{ins.opcode}: shared address not aligned to {size}")
+    groups = np.array([s.committed.get(int(t), 0) for t in act], dtype=np.int64)
+    s.cp_async.append((act.copy(), groups, dst, data, ins))
+    return None
+
+
+def _retire_cp_async(m: Machine, s: BulkState, act: np.ndarray, n: int) -> None:
+    keep = []
+    aset = np.zeros(m.T, dtype=bool)
+    aset[act] = True
+    limit = np.array([s.committed.get(t, 0) for t in range(m.T)], dtype=np.int64) - n
+    for threads, groups, dst, data, ins in s.cp_async:
+        done = aset[threads] & (groups < limit[threads])
+        if done.any():
+            m.shared_store(dst[done], data[done], threads[done], ins)
+        if not done.all():
+            rest = ~done
+            keep.append((threads[rest], groups[rest], dst[rest], data[rest], ins))
+    s.cp_async = keep
+
+
+# ------------------------------------------------------------------------------------------ bulk tensor
+_OPERANDS: dict[tuple[int, str], tuple[Operand, ...]] = {}
+
+
+def _tensor_operands(ins: Instr) -> tuple[Operand, ...]:
+    """``[dst], [tmap, {c0, ...}], [mbar] ...``: the parser keeps ``[tmap, {..}]`` as one token; split it."""
+    key = (ins.line, ins.text)
+    if key not in _OPERANDS:
+        head, _, rest = ins.text.partition(" ")
+        if ins.guard is not None:
+            head, _, rest = rest.partition(" ")
+        raw = _split_operands(rest)
+        out: list[Operand] = []
+        for tok in raw:
+            tok = tok.strip()
+            if tok.startswith("[") and "{" in tok:
+                inner = _split_operands(tok[1:-1])
+                out.append(Operand("addr", base=parse_operand(inner[0], ins.line)))
+                out.append(parse_operand(inner[1], ins.line))
+            else:
+                out.append(parse_operand(tok, ins.line))
+        _OPERANDS[key] = tuple(out)
+    return _OPERANDS[key]
+
+
+def _read_tensormap(m: Machine, addr: int, ins: Instr) -> TensorMap:
+    if addr % 64:
+        raise VmMemoryFault(f"{ins.opcode}: tensor map address {addr:#x} is not 64-byte aligned")
+    raw = m.gmem.load(np.array([addr], dtype=np.uint64), TENSORMAP_BYTES)[0]
+    return TensorMap.decode(raw)
+
+
+def _swizzle(addrs: np.ndarray, mode: int) -> np.ndarray:
+    if mode == 0:
+        return addrs
+    bits = {1: 1, 2: 2, 3: 3}[mode]
+    mask = (1 << bits) - 1
+    return addrs ^ (((addrs >> 7) & mask) << 4)
+
+
+def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.ndarray, int]:
+    """The box at ``coords`` as the bytes shared memory receives (dense, innermost dimension first,
+    padded for the ``_p64`` / ``_p32`` packed types) and the transaction count (bytes of data)."""
+    if tm.interleave != 0:
+        raise VmUnsupported(f"{ins.opcode}: interleaved tensor maps are not implemented")
+    if tm.atomicity != 0:
+        raise VmUnsupported(f"{ins.opcode}: swizzle atomicity {tm.atomicity} is not implemented")
+    r = tm.rank
+    if len(coords) != r:
+        raise VmError(f"{ins.opcode}: {len(coords)} coordinates for a rank-{r} tensor map")
+    if any(e != 1 for e in tm.estride[:r]):
+        raise VmUnsupported(f"{ins.opcode}: element strides other than 1 are not implemented")
+    box = list(tm.box[:r])
+    dims_in = list(tm.dims[:r])
+    coords = list(coords)
+    if any(b < 1 or b > 256 for b in box):
+        raise VmError(f"{ins.opcode}: tensor map box {box} out of range [1, 256]")
+    pad = 0
+    if tm.elemtype in SUB_BYTE:  # 16 packed elements per chunk; the inner dimension counts elements
+        es, pad = SUB_BYTE[tm.elemtype]
+        if box[0] % 16 or coords[0] % 16:
+            raise VmError(f"{ins.opcode}: packed sub-byte tensor map needs an inner box and coordinate that are "
+                          f"multiples of 16 elements (box {box[0]}, coordinate {coords[0]})")
+        box[0], coords[0], dims_in[0] = box[0] // 16, coords[0] // 16, (dims_in[0] + 15) // 16
+    else:
+        es = ELEM_BYTES.get(tm.elemtype)
+        if es is None:
+            raise VmUnsupported(f"{ins.opcode}: tensor map element type {tm.elemtype} is not implemented")
+    span = SWIZZLE_SPAN.get(tm.swizzle)
+    if span is None:
+        raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
+    if span and box[0] * (es + pad) > span:
+        raise VmError(f"{ins.opcode}: inner box of {box[0] * (es + pad)} bytes exceeds the {span}-byte swizzle "
+                      f"span")
+    # element index grids, innermost last for numpy (reversed dims)
+    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
+                                                                          strict=True)], indexing="ij")
+    dims = list(reversed(dims_in))
+    strides = list(reversed([es, *tm.strides[:r - 1]]))
+    inb = np.ones(idx[0].shape, dtype=bool)
+    off = np.zeros(idx[0].shape, dtype=np.int64)
+    for k in range(r):
+        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
+        off += np.clip(idx[k], 0, max(dims[k] - 1, 0)) * strides[k]
+    flat_off = off.reshape(-1)
+    addrs = (np.uint64(tm.address) + flat_off.astype(np.uint64))
+    good = inb.reshape(-1)
+    out = np.zeros((flat_off.size, es), dtype=np.uint8)
+    if good.any():
+        out[good] = m.gmem.load(addrs[good], es)
+    if not good.all() and tm.fill == 1 and tm.elemtype in FLOAT_TYPES:
+        nan = {2: np.float16(np.nan).view(np.uint16), 4: np.float32(np.nan).view(np.uint32),
+               8: np.float64(np.nan).view(np.uint64)}[es]
+        out[~good] = np.frombuffer(np.array([nan]).tobytes(), dtype=np.uint8)
+    tx = out.size
+    if pad:  # each chunk of packed data is followed by its padding in shared memory
+        out = np.concatenate([out, np.full((out.shape[0], pad), PAD_POISON, dtype=np.uint8)], axis=1)
+    return out.reshape(-1), tx
+
+
+def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    s = state(m)
+    sub = ins.parts[3] if len(ins.parts) > 3 else ""
+    if sub in ("commit_group", "wait_group"):  # bulk async-groups: every bulk copy is complete at issue
+        return None
+    if sub != "tensor":
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    if "tile" not in ins.parts and any(p.startswith("im2col") for p in ins.parts):
+        raise VmUnsupported(f"{ins.opcode}: im2col mode is not implemented")
+    if any(p.startswith("multicast") for p in ins.parts):
+        raise VmUnsupported(f"{ins.opcode}: multicast is not implemented")
+    dims = int(ins.parts[4][0])
+    ops = _tensor_operands(ins)
+    if ins.parts[5].startswith("shared"):  # global -> shared
+        dst_op, tmap_op, coord_op, mbar_op = ops[0], ops[1], ops[2], ops[3]
+        if not ins.has("mbarrier::complete_tx::bytes"):
+            raise VmUnsupported(f"{ins.opcode}: only the mbarrier::complete_tx::bytes completion is implemented")
+        dst = m.address(dst_op, act)
+        tmaps = m.address(tmap_op, act)
+        coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
+        if len(coords) != dims:
+            raise VmError(f"{ins.opcode}: {len(coords)} coordinates for .{dims}d")
+        mbars = m.address(mbar_op, act)
+        for i, t in enumerate(act):
+            cta = int(m.cta[t])
+            tm = _read_tensormap(m, int(tmaps[i]), ins)
+            data, tx = _box(m, tm, [int(c[i]) for c in coords], ins)
+            d0 = int(dst[i])
+            if d0 % 128:
+                raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
+            if d0 + data.size > m.smem_size:
+                raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
+                                    f"{m.smem_size}-byte window")
+            sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
+            flat = cta * m.smem.shape[1] + sa
+            s.tensor.append(PendingCopy(cta, flat, data, (cta, int(mbars[i])), tx, ins.line))
+        return None
+    if ins.parts[5] == "global":  # shared -> global (TMA store): performed now
+        tmap_op, coord_op, src_op = ops[0], ops[1], ops[2]
+        tmaps = m.address(tmap_op, act)
+        coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
+        srcs = m.address(src_op, act)
+        for i, t in enumerate(act):
+            cta = int(m.cta[t])
+            tm = _read_tensormap(m, int(tmaps[i]), ins)
+            _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
+        return None
+    raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
+    es = ELEM_BYTES.get(tm.elemtype)
+    if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
+        raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
+    r = tm.rank
+    box = tm.box[:r]
+    n = int(np.prod(box))
+    sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
+    m.check_async_reads(cta, sa, ins.opcode)
+    data = m.smem[cta, sa].reshape(n, es)
+    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
+                                                                          strict=True)], indexing="ij")
+    dims = list(reversed(tm.dims[:r]))
+    strides = list(reversed([es, *tm.strides[:r - 1]]))
+    inb = np.ones(idx[0].shape, dtype=bool)
+    off = np.zeros(idx[0].shape, dtype=np.int64)
+    for k in range(r):
+        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
+        off += idx[k] * strides[k]
+    good = inb.reshape(-1)
+    if good.any():
+        m.gmem.store(np.uint64(tm.address) + off.reshape(-1)[good].astype(np.uint64), data[good])
+
+
+# ------------------------------------------------------------------------------------------ tensormap
+@handler("tensormap")
+def _tensormap(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    op = ins.parts[1]
+    if op == "replace":
+        if ins.parts[2] != "tile":
+            raise VmUnsupported(f"{ins.opcode}: only .tile is implemented")
+        fname = ins.parts[3]
+        if fname not in FIELDS:
+            raise VmUnsupported(f"{ins.opcode}: field .{fname}")
+        off, dt, count = FIELDS[fname]
+        space = "shared" if any(p.startswith("shared") for p in ins.parts) else "global"
+        ops = ins.operands
+        addrs = m.address(ops[0], act)
+        if ((addrs % np.uint64(128)) != 0).any():
+            raise VmMemoryFault(f"{ins.opcode}: tensor map address not 128-byte aligned")
+        ordv = np.zeros(len(act), dtype=np.int64)
+        if count > 1:
+            ordv = m.read(ops[1], U32, act).astype(np.int64)
+            if (ordv >= count).any():
+                raise VmError(f"{ins.opcode}: ord {int(ordv.max())} out of range")
+        val = m.read(ops[-1], U64, act).astype(np.uint64)
+        size = np.dtype(dt).itemsize
+        data = np.stack([np.frombuffer(np.array([v], dtype=dt).tobytes(), dtype=np.uint8)
+                         for v in val.astype(np.dtype(dt).type)])
+        where = addrs + np.uint64(off) + (ordv * size).astype(np.uint64)
+        if space == "shared":
+            m.store("shared", where, data, act, ins)
+        else:
+            m.gmem.store(where, data)
+        return None
+    if op == "cp_fenceproxy":
+        ops = ins.operands
+        size = int(ops[2].value)
+        if size != TENSORMAP_BYTES:
+            raise VmError(f"{ins.opcode}: size must be 128")
+        dst = m.address(ops[0], act)
+        src = m.address(ops[1], act)
+        seen: set[tuple[int, int, int]] = set()
+        for i, t in enumerate(act):
+            key = (int(m.cta[t]), int(dst[i]), int(src[i]))
+            if key in seen:
+                continue
+            seen.add(key)
+            raw = m.load("shared", src[i:i + 1], size, act[i:i + 1])
+            m.gmem.store(dst[i:i + 1], raw)
+        return None
+    raise VmUnsupported(f"{ins.opcode} is not implemented")

@@ -1,0 +1,228 @@
+"""Which cases a run (or ``mmacts list``) selects: suites, level, ``-k``, ``--rows``, ``--arch``.
+
+``-k`` is pytest's keyword expression: a case matches when a term is a *substring* of its ID or
+of a spec row it cites (so ``-k T39.1`` also takes T39.10-T39.19 and ``-k e4m3`` also takes
+``ue4m3``). ``--rows`` and ``--arch`` are exact:
+
+- ``--rows T39.1,T54.3``: cases citing one of these spec rows exactly (``T39`` alone: any row
+  of table 39; ``S9.7.16.3.3``: that section);
+- ``--arch sm_100a,sm_103a``: cases assembled for exactly one of these targets.
+
+The options combine (a case must pass each one given). ``mmacts run`` hands ``--rows``/``--arch``
+to :mod:`mmacts.runner.select_plugin`; ``mmacts list`` evaluates the same selection here, with
+pytest's own expression parser for ``-k``, so ``list`` previews what ``run`` will do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from mmacts.runner.errors import UsageError
+
+_ROW = re.compile(r"^(T\d+(\.\d+)?|S\d+(\.\d+)*)$")
+_ARCH = re.compile(r"^sm_\d+[af]?$")
+
+
+def _usage(msg: str) -> Exception:
+    return UsageError(msg)
+
+
+def split_list(values: Iterable[str] | None) -> tuple[str, ...]:
+    """``["T39.1,T54.3", "T40.2"]`` (repeatable, comma separated) -> ``("T39.1", "T54.3", "T40.2")``."""
+    out: list[str] = []
+    for v in values or ():
+        out += [x.strip() for x in str(v).split(",") if x.strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def parse_rows(values: Iterable[str] | None) -> tuple[str, ...]:
+    rows = split_list(values)
+    for r in rows:
+        if not _ROW.match(r):
+            raise _usage(f"--rows: {r!r} is not a spec row (expected T<table>.<row>, T<table> or S<section>, "
+                         f"e.g. T39.1)")
+    return rows
+
+
+def parse_arch(values: Iterable[str] | None) -> tuple[str, ...]:
+    archs = split_list(values)
+    for a in archs:
+        if not _ARCH.match(a):
+            raise _usage(f"--arch: {a!r} is not a target (expected e.g. sm_100a, sm_103f, sm_120a)")
+    return archs
+
+
+def check_k(expr: str | None) -> None:
+    """Refuse a ``-k`` expression pytest could not parse, before anything is started or written."""
+    if not expr:
+        return
+    from _pytest.mark.expression import Expression
+
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # ParseError (pytest 8) / SyntaxError (pytest 9)
+        why = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+        raise _usage(f"-k {expr!r} is not a valid expression: {why}") from exc
+
+
+def row_matches(spec_rows: Iterable[str], rows: tuple[str, ...]) -> bool:
+    """True when a cited row is one of ``rows`` exactly (``T39`` means every row of table 39)."""
+    for ref in spec_rows:
+        for want in rows:
+            if ref == want or ("." not in want and want.startswith("T") and ref.startswith(want + ".")):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(expr: str) -> Any:
+    from _pytest.mark.expression import Expression
+
+    return Expression.compile(expr)
+
+
+def keyword_names(case: Any) -> set[str]:
+    """The names pytest's ``-k`` matches an ``mmacts run`` item against (see ``KeywordMatcher``)."""
+    return {f"test_case[{case.case_id}]", "suites", "test_cases.py", "mmacts_case", "xdist_group", *case.spec_rows}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a run selects, beyond suite and level."""
+
+    k: str | None = None
+    rows: tuple[str, ...] = ()
+    arch: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Selection:
+        k = getattr(args, "k", None)
+        check_k(k)
+        return cls(k or None, parse_rows(getattr(args, "rows", None)), parse_arch(getattr(args, "arch", None)))
+
+    def exact(self, case: Any) -> bool:
+        """``--rows`` and ``--arch`` (what :mod:`select_plugin` applies in a run)."""
+        if self.rows and not row_matches(case.spec_rows, self.rows):
+            return False
+        return not (self.arch and case.arch not in self.arch)
+
+    def matches(self, case: Any) -> bool:
+        if not self.exact(case):
+            return False
+        if not self.k:
+            return True
+        names = [n.lower() for n in keyword_names(case)]
+        return _compiled(self.k).evaluate(lambda sub, **_: any(sub.lower() in n for n in names))
+
+    def describe(self) -> str:
+        parts = [f"-k {self.k!r}"] if self.k else []
+        parts += [f"--rows {','.join(self.rows)}"] if self.rows else []
+        parts += [f"--arch {','.join(self.arch)}"] if self.arch else []
+        return " ".join(parts) or "this selection"
+
+    def pytest_args(self) -> list[str]:
+        """Arguments for :mod:`mmacts.runner.select_plugin` in the test process."""
+        out = []
+        if self.rows:
+            out.append(f"--mmacts-rows={','.join(self.rows)}")
+        if self.arch:
+            out.append(f"--mmacts-arch={','.join(self.arch)}")
+        return out
+
+
+def cases(suites: list[str], level: str, sel: Selection) -> Iterator[Any]:
+    """The cases of ``suites`` at ``level`` that ``sel`` selects, in the order a run collects them."""
+    from mmacts.runner.suites import load_driver
+
+    for name in suites:
+        for case in load_driver(name).cases(level):
+            if case.in_level(level) and sel.matches(case):
+                yield case
+
+
+def check_exact_names(suites: list[str], level: str, sel: Selection) -> None:
+    """Every ``--rows`` / ``--arch`` value must name something these suites have at this level:
+    a typo is one line naming what exists, not a run that silently selects less."""
+    if not (sel.rows or sel.arch):
+        return
+    from mmacts.runner.suites import load_driver
+
+    archs: set[str] = set()
+    refs: set[str] = set()
+    for name in suites:
+        for case in load_driver(name).cases(level):
+            if case.in_level(level):
+                archs.add(case.arch)
+                refs.update(case.spec_rows)
+    where = f"suites {', '.join(suites)} at level {level}"
+    for a in sel.arch:
+        if a not in archs:
+            raise _usage(f"--arch {a}: no case targets it in {where} (targets: {', '.join(sorted(archs))})")
+    missing = [r for r in sel.rows if not row_matches(refs, (r,))]
+    if missing and len(missing) == len(sel.rows):
+        raise _usage(f"--rows {','.join(missing)}: no case cites {'it' if len(missing) == 1 else 'them'} in {where} "
+                     f"(mmacts list --level {level} shows the cases per row)")
+    if missing:
+        import sys
+
+        print(f"mmacts: warning: no case cites {', '.join(missing)} in {where}", file=sys.stderr)
+
+
+_TERM = re.compile(r"[\w:+\-.\[\]\\/]+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _terms(k: str) -> list[str]:
+    return [t for t in _TERM.findall(k) if t.lower() not in ("and", "or", "not")]
+
+
+def substring_hints(k: str | None, selected: Iterable[Any]) -> list[str]:
+    """Where ``-k`` took more than it says: a term inside a longer row number (``T39.1`` in
+    ``T39.10``) or a longer word (``e4m3`` in ``ue4m3``, ``mxf4`` in ``mxf4nvf4``), with the fix."""
+    if not k:
+        return []
+    selected = list(selected)
+    hints = []
+    for term in dict.fromkeys(_terms(k)):
+        low = term.lower()
+        if re.fullmatch(r"T\d+\.\d+", term):
+            longer = sorted({r for c in selected for r in c.spec_rows if r.startswith(term) and r != term},
+                            key=lambda r: int(r.split(".")[1]))
+            if longer:
+                n = sum(1 for c in selected if not any(r == term for r in c.spec_rows))
+                hints.append(f"-k {term} also selects {', '.join(longer[:4])}{' ...' if len(longer) > 4 else ''} "
+                             f"({n} cases that do not cite {term}); --rows {term} selects exactly that row")
+            continue
+        if not _WORD.fullmatch(term):
+            continue
+        words: dict[str, int] = {}
+        only_longer = 0
+        for c in selected:  # a case that has the term only inside longer words ("x" joins type pairs)
+            found = [w for w in _WORD.findall(c.case_id) if low in w.lower()]
+            exact = [w for w in found if w.lower() == low or w.lower().startswith(low + "x")
+                     or w.lower().endswith("x" + low)]
+            if found and not exact:
+                only_longer += 1
+                for w in dict.fromkeys(found):
+                    words[w] = words.get(w, 0) + 1
+        if only_longer:
+            top = sorted(words, key=lambda w: -words[w])[:3]
+            hints.append(f"-k {term} also selects {', '.join(top)} ({only_longer} cases); "
+                         f"exclude them with -k '{term} and not {top[0]}'")
+    return hints
+
+
+def add_arguments(p: argparse.ArgumentParser, *, k: bool = True) -> None:
+    """The selection options ``run`` and ``list`` share (``run`` has its own ``-k``)."""
+    if k:
+        p.add_argument("-k", default=None, help="pytest -k expression over case IDs and cited spec rows "
+                       "(substring match: T39.1 also matches T39.10)")
+    p.add_argument("--rows", action="append", default=None, metavar="T39.1,T54.3",
+                   help="only cases citing one of these spec rows exactly (T39: any row of table 39); repeatable")
+    p.add_argument("--arch", action="append", default=None, metavar="sm_100a",
+                   help="only cases assembled for one of these targets exactly; repeatable, comma separated")

@@ -1,0 +1,129 @@
+"""Baselines, retries and flakes: ``mmacts run --expectations FILE --retries N`` and
+``mmacts expectations update``, end to end on the fake ``faulty`` suite (model backend, seconds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mmacts.report.records import read_jsonl
+from mmacts.runner import expectations as ex
+
+
+def _mmacts(tmp_path: Path, cases: str, *argv: str) -> tuple[int, str, str]:
+    suites = tmp_path / "extra_suites" / "faulty"
+    suites.mkdir(parents=True, exist_ok=True)
+    (suites / "driver.py").write_text("from mmacts.runner.fake_suite import FAULTY_DRIVER as DRIVER\n")
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    env = dict(os.environ, MMACTS_FAULTY_CASES=cases, MMACTS_NO_GPU="1", MMACTS_FAKE_STATE_DIR=str(state),
+               MMACTS_EXTRA_SUITES_DIR=str(tmp_path / "extra_suites"))
+    env.pop("MMACTS_RESTARTABLE", None)
+    p = subprocess.run([sys.executable, "-m", "mmacts.runner.cli", *argv], env=env, capture_output=True, text=True,
+                       timeout=180)
+    return p.returncode, p.stdout, p.stderr
+
+
+RUN = ("run", "--suite", "faulty", "--level", "smoke", "--backend", "model")
+
+
+# ------------------------------------------------------------------------------------- the file
+def test_parse_patterns_and_errors() -> None:
+    b = ex.parse("# made on: X / ptxas 1\ncase_id,expect,reason\na.b,fail,known\nprobe.*,flake,\n"
+                 "c,skip,\"hangs, bug 1\"\n", "f.csv")
+    assert b.made_on == "X / ptxas 1"
+    assert b.lookup("a.b").expect == "fail" and b.lookup("probe.x.y").expect == "flake"
+    assert b.lookup("c").reason == "hangs, bug 1" and b.lookup("a.bc") is None
+    for text, words in [("a,broken,\n", "f.csv:1: expect 'broken' is not one of"),
+                        ("a,skip,\n", "f.csv:1: a skip needs a reason"),
+                        ("a,fail,x\na,fail,y\n", "f.csv:2: a is listed twice (first on line 1)"),
+                        ("a\n", "f.csv:1: expected 'case_id,expect,reason'")]:
+        with pytest.raises(ex.ExpectationsError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            ex.parse(text, "f.csv")
+
+
+@pytest.mark.parametrize("expected,got,unexpected", [
+    ("pass", "fail", True), ("pass", "timeout", True), ("pass", "flake", False), ("pass", "skip", False),
+    ("fail", "fail", False), ("fail", "pass", True), ("fail", "error", True), ("fail", "skip", False),
+    ("flake", "fail", False), ("flake", "pass", False), ("timeout", "timeout", False), ("skip", "skip", False)])
+def test_what_is_unexpected(expected: str, got: str, unexpected: bool) -> None:
+    assert ex.is_unexpected(expected, got) is unexpected
+
+
+def test_bad_baseline_is_one_line_and_starts_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "base.csv"
+    bad.write_text("faulty.00.good,sometimes,\n")
+    rc, out, err = _mmacts(tmp_path, "good", *RUN, "--expectations", str(bad), "--out", str(tmp_path / "runs"))
+    assert rc == 2 and err.strip().splitlines() == [
+        f"mmacts: error: {bad}:1: expect 'sometimes' is not one of fail, error, timeout, flake, skip"]
+    assert not (tmp_path / "runs").exists()
+    rc, _, err = _mmacts(tmp_path, "good", *RUN, "--expectations", str(tmp_path / "nope.csv"))
+    assert rc == 2 and "cannot read expectations file" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------- mmacts run
+def test_flake_baseline_gate_and_update(tmp_path: Path) -> None:
+    cases = "good,bad,flaky,bad,good,good"
+    # 1. no baseline: the flaky case passes on its retry -> flake with its attempts; bad stays fail
+    rc, out, err = _mmacts(tmp_path, cases, *RUN, "--retries", "2", "--out", str(tmp_path / "runs"))
+    assert rc == 1, err
+    run1 = Path(out.strip().splitlines()[-1])
+    df = pd.read_parquet(run1 / "results.parquet").set_index("case_id")
+    assert df.loc["faulty.02.flaky", "status"] == "flake" and df.loc["faulty.02.flaky", "attempts"] == 2
+    assert "passed on attempt 2 of 2 (1: fail, 2: pass)" in df.loc["faulty.02.flaky", "message"]
+    assert df.loc["faulty.01.bad", "status"] == "fail" and df.loc["faulty.01.bad", "attempts"] == 3
+    assert "1 flake" in err and "retry 2 of 2: 2 unexpected failure(s)" in err
+    assert json.loads((run1 / "run.json").read_text())["counts"] == {"pass": 3, "fail": 2, "flake": 1}
+    assert "<flakyFailure" in (run1 / "junit.xml").read_text()
+    assert "1 flake" in (run1 / "index.html").read_text()
+
+    # 2. the baseline that run implies; a person adds a skip with its reason
+    baseline = tmp_path / "h200.csv"
+    rc, out, err = _mmacts(tmp_path, cases, "expectations", "update", str(run1), "--out", str(baseline))
+    assert rc == 0 and out.strip() == str(baseline)
+    text = baseline.read_text()
+    assert "# made on: no GPU / ptxas" in text and "backend model" in text
+    assert 'faulty.01.bad,fail,"6 mismatches, first (0, 0) got=1.0 (0x3f800000) want=0.0 (0x00000000)"' in text
+    assert "faulty.02.flaky,flake," in text and "faulty.00.good" not in text
+    baseline.write_text(text + "faulty.05.good,skip,hangs on driver 999 (bug 42)\n")
+
+    # 3. a run that matches the baseline: exit 0; the skip is recorded with its reason, not run
+    rc, out, err = _mmacts(tmp_path, cases, *RUN, "--expectations", str(baseline), "--retries", "1",
+                           "--out", str(tmp_path / "runs"))
+    assert rc == 0, err
+    run2 = Path(out.strip().splitlines()[-1])
+    recs = {r["case_id"]: r for r in read_jsonl(run2 / "results.jsonl")}
+    assert recs["faulty.05.good"]["status"] == "skip"
+    assert recs["faulty.05.good"]["message"] == "expectations: hangs on driver 999 (bug 42)"
+    assert "the run matches" in err and "retry" not in err  # expected failures are not retried
+    assert json.loads((run2 / "run.json").read_text())["expectations"]["unexpected"] == 0
+
+    # 4. a fixed bug (00.good, listed as failing) and a new failure (04.bad): exit 1, a short summary, unexpected.csv
+    baseline.write_text(baseline.read_text() + "faulty.00.good,fail,was broken on driver 998\n")
+    rc, out, err = _mmacts(tmp_path, "good,bad,flaky,bad,bad,good", *RUN, "--expectations", str(baseline),
+                           "--out", str(tmp_path / "runs"))
+    assert rc == 1, err
+    run3 = Path(out.strip().splitlines()[-1])
+    assert "1 unexpected fail/error/timeout, 1 unexpected pass" in err
+    assert err.index("FAIL     (expected pass) faulty.04.bad") < err.index("PASS     (expected fail) faulty.00.good")
+    assert f"mmacts expectations update {run3} --out {baseline}" in err
+    unexpected = pd.read_csv(run3 / "unexpected.csv")
+    assert list(unexpected["case_id"]) == ["faulty.04.bad", "faulty.00.good"]
+    # update follows the run, and keeps the person's skip and the known flake
+    rc, out, _ = _mmacts(tmp_path, cases, "expectations", "update", str(run3), "--out", str(baseline))
+    assert rc == 0
+    entries = {e.case_id: e.expect for e in ex.load(baseline).all_entries()}
+    assert entries == {"faulty.01.bad": "fail", "faulty.02.flaky": "flake", "faulty.03.bad": "fail",
+                       "faulty.04.bad": "fail", "faulty.05.good": "skip"}
+    assert ex.load(baseline).lookup("faulty.05.good").reason == "hangs on driver 999 (bug 42)"
+
+
+def test_update_refuses_an_unfinished_run(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text(json.dumps({"schema": "mmacts-run/1", "complete": False}))
+    assert ex.main(["update", str(tmp_path)]) == 2

@@ -1,0 +1,83 @@
+"""Exact selection (``--rows``, ``--arch``) and ``mmacts list`` previewing exactly what ``mmacts run`` runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mmacts.report.records import read_jsonl
+from mmacts.runner import cli
+
+SMOKE = ("--level", "smoke")
+
+
+def _list(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str], str]:
+    rc = cli.main(["list", *argv])
+    cap = capsys.readouterr()
+    ids = [line.split("\t")[0] for line in cap.out.splitlines()
+           if line and not line.startswith("#") and "\t" in line and line.split("\t")[0][:1] not in "TS"]
+    return rc, ids, cap.err
+
+
+def test_rows_are_exact_where_k_matches_substrings(capsys: pytest.CaptureFixture) -> None:
+    rc, by_k, err = _list(capsys, *SMOKE, "-k", "T39.1")
+    assert rc == 0 and len(by_k) > 1
+    assert "-k T39.1 also selects T39.13" in err and "--rows T39.1 selects exactly" in err
+    rc, by_rows, err = _list(capsys, *SMOKE, "--rows", "T39.1")
+    assert rc == 0 and by_rows == ["compile.tcgen05.mma.cta_group1.kind_f16/sm_100a/accept"] and err == ""
+    rc, by_table, _ = _list(capsys, *SMOKE, "--rows", "T39")  # a whole table
+    assert set(by_k) <= set(by_table)
+    rc, _, err = _list(capsys, "--level", "standard", "-k", "e4m3")
+    assert "-k e4m3 also selects ue4m3" in err and "-k 'e4m3 and not ue4m3'" in err
+
+
+def test_arch_rows_and_k_combine(capsys: pytest.CaptureFixture) -> None:
+    rc, ids, _ = _list(capsys, "--suite", "compile", "--level", "standard", "--arch", "sm_103a,sm_110a",
+                       "--rows", "T39.1", "-k", "accept")
+    assert rc == 0 and ids and all(("/sm_103a/" in i or "/sm_110a/" in i) and i.endswith("/accept") for i in ids)
+    out_head = cli.main(["list", "--suite", "compile", "--level", "standard", "--arch", "sm_103a", "--rows-only"])
+    assert out_head == 0 and "selected by --arch sm_103a" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--rows", "T39.1x"], "--rows: 'T39.1x' is not a spec row"),
+    (["--arch", "sm100a"], "--arch: 'sm100a' is not a target"),
+    (["--arch", "sm_100"], "--arch sm_100: no case targets it"),
+    (["--rows", "T99.1"], "--rows T99.1: no case cites it"),
+    (["-k", "T37.2 and ("], "-k 'T37.2 and (' is not a valid expression"),
+    (["--suite", "descriptors", "-k", "nothing_has_this"], "-k 'nothing_has_this' selects no case"),
+])
+def test_bad_selection_is_one_line(capsys: pytest.CaptureFixture, tmp_path: Path, argv: list[str],
+                                   words: str) -> None:
+    for cmd in (["list", *SMOKE], ["run", *SMOKE, "--backend", "model", "--out", str(tmp_path)]):
+        rc = cli.main([*cmd, *argv])
+        err = capsys.readouterr().err
+        assert rc == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert not any(tmp_path.iterdir()), "nothing may be started or written"
+
+
+def test_list_previews_exactly_what_run_runs(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    sel = ["--suite", "descriptors", *SMOKE, "-k", "not canonical", "--rows", "T40.8,T42", "--arch", "sm_100a"]
+    rc, listed, _ = _list(capsys, *sel)
+    assert rc == 0 and len(listed) == 3
+    assert cli.main(["run", *sel, "--backend", "model", "-n", "2", "--out", str(tmp_path)]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    ran = [r["case_id"] for r in read_jsonl(run_dir / "results.jsonl")]
+    assert sorted(ran) == sorted(listed)
+    opts = json.loads((run_dir / "run.json").read_text())["options"]
+    assert opts["rows"] == ["T40.8", "T42"] and opts["arch"] == ["sm_100a"] and opts["k"] == "not canonical"
+
+
+def test_resume_keeps_the_selection(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda argv, **kw: calls.append(list(argv)) or 0)
+    assert cli.main(["run", "--suite", "descriptors", *SMOKE, "--backend", "model", "--rows", "T40.8",
+                     "--arch", "sm_100a", "--out", str(tmp_path)]) == 0
+    (run_dir,) = tmp_path.iterdir()
+    assert cli.main(["run", "--resume", str(run_dir)]) == 0
+    for argv in calls:
+        assert "--mmacts-rows=T40.8" in argv and "--mmacts-arch=sm_100a" in argv
+        assert "mmacts.runner.select_plugin" in argv

@@ -1,0 +1,200 @@
+"""Suite ``peers``: production code generators tested on Blackwell silicon by their authors, as the
+closest thing to silicon this project can run.
+
+- **Triton** (``triton_cases.py``): ``tl.dot_scaled`` kernels compiled for sm_100a / sm_120a run on
+  the PTX VM with random exact-by-construction data; D must equal the exact block-scaled product.
+  If it does, the VM's reading of what those kernels exercise (packed FP4 in shared memory, the
+  tcgen05.mma block-scale operands, scale factors staged with tcgen05.st, sm_120 fragments)
+  agrees with silicon-proven code.
+- **CUTLASS** (``cutlass_peer.py``): host programs built against CUTLASS's headers compute the
+  descriptors, address maps, scale-factor layouts and fragments its SM100/SM120 block-scaled
+  collectives build; each value is compared with what the VM's decoders read and with the host
+  encoders: ``pass`` (all agree), ``fail`` (names the field and both values), ``observed`` (CUTLASS
+  does not exercise the point).
+
+Each case also names the ambiguity-register entries it bears on (:data:`REGISTER_LINKS`):
+``python -m suites.peers.register RUN/results.parquet`` writes, per entry, what each peer did.
+A missing peer (Triton or the CUTLASS wheel not installed, no compiler) is ``skip`` with the
+reason, never a pass. The peers suite runs its own way (``run_case``): a Triton kernel on the VM
+(``model``) or, on a Blackwell GPU, not yet; a CUTLASS comparison is host-only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from typing import Any
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation, LaunchResult
+from mmacts.cases.model import Case
+
+SUITE = "peers"
+
+REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("peers.cutlass.idesc.*", ("AMB-IDESC-M-FIELD", "AMB-IDESC-RESERVED", "AMB-IDESC-E2M1-CODE",
+                               "AMB-IDESC-SCALETYPE-MXF8F6F4", "AMB-T44-MXF4NVF4-SCALETYPE")),
+    ("peers.cutlass.idesc.*mxf4nvf4*", ("AMB-SFID-4X-TABLE44",)),
+    ("peers.cutlass.smem.SW128_32B.*", ("AMB-T53-32B-ATOM-SIZE",)),
+    ("peers.cutlass.smem.*", ("AMB-SDESC-VERSION", "AMB-SDESC-LBO-SWIZZLED-KMAJOR", "AMB-SDESC-BASEOFFSET")),
+    ("peers.cutlass.smem.*.p6.*", ("AMB-FP6-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING")),
+    ("peers.cutlass.smem.*.p4.*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING")),
+    ("peers.cutlass.sf_tmem.*", ("AMB-SF-QUADRANT", "AMB-SF-ADDR-BITS3031", "AMB-CP-SOURCE-WALK")),
+    ("peers.cutlass.sf_tmem.*cg2*", ("AMB-SF-CP-2CTA", "AMB-SF-LAYOUT-B-N", "AMB-SF-LAYOUT-B-QUADRANT")),
+    ("peers.cutlass.acc.*", ("AMB-DATAPATH-LAYOUT-E",)),
+    ("peers.cutlass.sm120.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-FP6-CONTAINER", "AMB-T37-BLANK-THREADID")),
+    ("peers.triton.sm_100a.*e2m1*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING", "AMB-FP4-NIBBLE-ORDER")),
+    ("peers.triton.sm_100a.*", ("AMB-SF-QUADRANT", "AMB-IDESC-M-FIELD", "AMB-BLOCK32-ALIAS")),
+    ("peers.triton.sm_120a.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-QUALIFIER-ORDER")),
+)
+"""Case-id globs -> register entries whose reading the case exercises (the peers field's source)."""
+
+KNOWN_DISAGREEMENTS: tuple[tuple[str, str], ...] = (
+    ("peers.cutlass.smem.SW128_32B.*.MN", "AMB-T53-32B-ATOM-SIZE"),
+)
+"""Peer disagreements the register records (case-id glob -> entry): such a ``fail`` is an ``xfail`` naming the
+entry until the suite's reading (VM and host encoders together) follows the peer or Blackwell silicon decides."""
+
+
+def register_ids(case_id: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for pat, ids in REGISTER_LINKS:
+        if fnmatch.fnmatchcase(case_id, pat):
+            out.extend(i for i in ids if i not in out)
+    return tuple(out)
+
+
+def peer_versions() -> dict[str, str]:
+    """Installed peer versions (for run.json): absent peers are omitted."""
+    from importlib import metadata
+
+    out = {}
+    for name in ("triton", "nvidia-cutlass"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _known(case: Case) -> Case:
+    from dataclasses import replace
+
+    for pat, entry in KNOWN_DISAGREEMENTS:
+        if fnmatch.fnmatchcase(case.case_id, pat):
+            return replace(case, xfail=entry)
+    return case
+
+
+def _is_triton(case: Case) -> bool:
+    return case.form.get("peer") == "triton"
+
+
+class PeersDriver:
+    """Implements the Driver contract for the peers suite, with its own ``run_case``."""
+
+    suite = SUITE
+
+    def cases(self, level: str) -> list[Case]:
+        out: list[Case] = []
+        try:
+            from suites.peers.triton_cases import triton_cases
+
+            out += triton_cases(level)
+        except ImportError:
+            pass
+        from suites.peers.cutlass_peer import cutlass_cases
+
+        try:
+            out += cutlass_cases(level)
+        except Exception:  # noqa: BLE001 - no CUTLASS build: the cases still list, run_case skips them
+            pass
+        return [_known(c) for c in out]
+
+    # The generic backends never launch these cases: run_case does (see the module docstring).
+    def module_ptx(self, case: Case) -> str:
+        if _is_triton(case):
+            from suites.peers.triton_cases import compile_config, config_of
+
+            return compile_config(config_of(case))["ptx"]
+        raise NotImplementedError("a CUTLASS comparison has no kernel")
+
+    def make_inputs(self, case: Case) -> Any:
+        return None
+
+    def expected(self, case: Case, inputs: Any) -> Expectation:
+        raise NotImplementedError("peers cases are judged in run_case")
+
+    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+        raise NotImplementedError("peers cases are judged in run_case")
+
+    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+        raise NotImplementedError("peers cases are judged in run_case")
+
+    def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
+        return ("the Triton peer kernels are not yet launched on a GPU (they run on the PTX VM); "
+                "the CUTLASS comparisons are host-only")
+
+    def run_case(self, case: Case, backend: str) -> dict[str, Any]:
+        """Record fields of one case on ``backend`` (``compile`` / ``model`` / ``cuda`` / ``auto``)."""
+        links = register_ids(case.case_id)
+        note = f"register: {', '.join(links)}" if links else ""
+        if _is_triton(case):
+            out = self._triton(case, backend)
+        else:
+            out = self._cutlass(case, backend)
+        if note:
+            out["message"] = "; ".join(x for x in (out.get("message", ""), note) if x)
+        return out
+
+    def _triton(self, case: Case, backend: str) -> dict[str, Any]:
+        try:
+            from suites.peers import triton_cases as TC
+        except ImportError as exc:
+            return {"status": "skip", "executor": "ptxvm", "message": f"triton is not installed ({exc}): "
+                    "pip install '.[peers]'"}
+        if backend == "cuda":
+            return {"status": "skip", "message": self.device_supported((0, 0))}
+        t0 = time.perf_counter()
+        try:
+            cfg = TC.config_of(case)
+            meta = TC.compile_config(cfg)
+        except Exception as exc:  # noqa: BLE001 - a compiler that cannot build is a skip with its reason
+            return {"status": "skip", "message": f"triton could not compile: {type(exc).__name__}: {exc}"}
+        compile_s = time.perf_counter() - t0
+        if backend == "compile":
+            from mmacts.backends import assembler
+
+            res = assembler.assemble(meta["ptx"], case.arch)
+            return {"status": "pass" if res.ok else "fail", "compile_s": round(compile_s, 6),
+                    "sass_opcodes": assembler.sass_summary(res.cubin) if res.ok and res.cubin else "",
+                    "compare_mode": "assemble",
+                    "message": f"triton {TC._triton_version()} PTX " + ("assembled" if res.ok else
+                                                                       f"refused: {res.first_error_line}")}
+        from mmacts.compare.compare import compare
+
+        got, want, msg = TC.run_triton_case(case)
+        base = {"executor": "ptxvm", "compile_s": round(compile_s, 6), "compare_mode": "exact"}
+        if got is None:
+            status = "timeout" if "timeout" in msg else "error"
+            return dict(base, status=status, message=msg)
+        cmp = compare(np.asarray(got), Expectation(np.asarray(want), "exact"))
+        return dict(base, status=cmp.status, mismatches=cmp.mismatches, max_abs_err=cmp.max_abs_err,
+                    max_ulp_err=cmp.max_ulp_err, first_mismatch=cmp.first_mismatch,
+                    message=msg if cmp.status != "fail" else f"{cmp.mismatches} mismatches, first "
+                    f"{cmp.first_mismatch}; {msg}")
+
+    def _cutlass(self, case: Case, backend: str) -> dict[str, Any]:
+        from suites.peers import cutlass_peer as CP
+
+        if backend == "compile":
+            return {"status": "skip", "message": "a CUTLASS comparison is host-side: run it with --backend model"}
+        try:
+            status, msg = CP.run_cutlass_case(case)
+        except CP.Unavailable as exc:
+            return {"status": "skip", "message": f"CUTLASS peer unavailable: {exc}"}
+        return {"status": status, "message": msg, "compare_mode": "peer", "executor": "host"}
+
+
+DRIVER = PeersDriver()

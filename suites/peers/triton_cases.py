@@ -1,0 +1,312 @@
+"""Peers suite, Triton part: Triton's own ``tl.dot_scaled`` kernels executed on the PTX VM.
+
+Why: Triton's Blackwell lowering (tcgen05.mma block_scale on sm_100a, mma.sync block_scale on
+sm_120a) is tested by its authors on silicon. If the VM runs the PTX Triton emits and D equals the
+exact block-scaled product, our reading of the figure-only facts those kernels exercise (scale
+factors in tensor memory and their tcgen05.cp / tcgen05.st staging, packed FP4 in shared memory,
+shared-memory descriptors and swizzles, TMA swizzles, fragments and selectors) agrees with
+silicon-proven code. A disagreement is a VM bug or a question for the ambiguity register.
+
+``triton_cases(level)`` lists the configurations; ``run_triton_case(case)`` compiles (PTX cached on
+disk under ``.mmacts-cache/peers/``, keyed by the Triton version, the kernel source and the
+configuration, so CI does not compile), builds exact-by-construction data, launches on the VM with
+Triton's grid, warps and shared memory, and returns ``(got, want, message)``.
+
+Data: element values with at most two significant bits and scales within 2^-1..2^1 (E8M0) or
+{0.5, 1, 1.5, 2} (UE4M3), so every partial sum is exact in fp32 whatever the accumulation order;
+``want`` is ``reference.gemm.block_scaled_gemm`` (the exact product, rounded once).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from mmacts.cases.model import Case
+from mmacts.toolchain.cache import DiskCache, cache_key
+from reference import gemm as G
+
+SUITE = "peers"
+ARCHS = {"sm_100a": 100, "sm_120a": 120}
+FORMAT_PAIRS = (("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2"), ("e4m3", "e2m1"), ("e2m1", "e4m3"),
+                ("e5m2", "e2m1"), ("e2m1", "e2m1"))
+
+
+@dataclass(frozen=True)
+class TritonConfig:
+    arch: str
+    fmt_a: str
+    fmt_b: str
+    scale: str  # ue8m0 (groups of 32) or ue4m3 (nvfp4, groups of 16)
+    bm: int
+    bn: int
+    bk: int
+    load: str  # ptr | tma
+    b_major: str  # bK (K-major B) | bN (MN-major B)
+    num_warps: int = 4
+    num_stages: int = 3
+
+    @property
+    def group(self) -> int:
+        return 16 if self.scale == "ue4m3" else 32
+
+    @property
+    def case_id(self) -> str:
+        extra = "" if (self.num_warps, self.num_stages) == (4, 3) else f".w{self.num_warps}s{self.num_stages}"
+        return (f"peers.triton.{self.arch}.dot_scaled.{self.fmt_a}x{self.fmt_b}.{self.scale}."
+                f"bm{self.bm}bn{self.bn}bk{self.bk}.{self.load}.{self.b_major}{extra}")
+
+    @property
+    def kind(self) -> str:
+        if self.scale == "ue4m3":
+            return "mxf4nvf4"
+        if self.fmt_a == self.fmt_b == "e2m1":
+            return "mxf4"
+        return "mxf8f6f4"
+
+
+def _configs() -> list[tuple[str, TritonConfig]]:
+    out: list[tuple[str, TritonConfig]] = []
+    S, F = "standard", "full"
+
+    def add(level: str, *args: Any, **kw: Any) -> None:
+        out.append((level, TritonConfig(*args, **kw)))
+
+    # smoke: mxfp8 pointer loads on sm_100a, mxfp4 through TMA on sm_100a, mxfp8 on sm_120a
+    add("smoke", "sm_100a", "e4m3", "e4m3", "ue8m0", 128, 128, 128, "ptr", "bN")
+    add("smoke", "sm_100a", "e2m1", "e2m1", "ue8m0", 128, 128, 128, "tma", "bK")
+    add("smoke", "sm_120a", "e4m3", "e4m3", "ue8m0", 128, 128, 128, "ptr", "bK")
+    for arch in ARCHS:
+        for a, b in FORMAT_PAIRS:
+            if arch == "sm_120a" and (a == "e2m1") != (b == "e2m1"):
+                continue  # not native: Triton 3.9 emulates mixed fp8 x fp4 on sm_120a (bf16 cvt + mma m16n8k16)
+            for load in ("ptr", "tma"):
+                for bmaj in ("bK", "bN"):
+                    add(S if (load, bmaj) == ("tma", "bK") or arch == "sm_100a" else F, arch, a, b, "ue8m0",
+                        128, 128, 128, load, bmaj)
+        for load in ("ptr", "tma"):
+            add(S, arch, "e2m1", "e2m1", "ue4m3", 128, 128, 128, load, "bK")
+            add(F, arch, "e2m1", "e2m1", "ue4m3", 128, 128, 256, load, "bK")
+    # (256, 256, *) is not a kernel: its accumulator needs 592 TMEM columns and Triton 3.9 compiles the body to trap
+    for bm, bn, bk in ((128, 64, 128), (128, 256, 128), (128, 128, 256), (256, 128, 128), (128, 64, 256),
+                       (256, 64, 256)):
+        lvl = S if (bm, bn, bk) in ((128, 64, 128), (128, 128, 256), (256, 128, 128)) else F
+        add(lvl, "sm_100a", "e4m3", "e4m3", "ue8m0", bm, bn, bk, "tma", "bK", num_warps=8 if bm == 256 else 4)
+        add(lvl, "sm_100a", "e4m3", "e2m1", "ue8m0", bm, bn, bk, "ptr", "bK", num_warps=8 if bm == 256 else 4)
+        add(F, "sm_100a", "e2m1", "e2m1", "ue4m3", bm, bn, bk, "tma", "bK", num_warps=8 if bm == 256 else 4)
+        add(F, "sm_120a", "e4m3", "e4m3", "ue8m0", bm, bn, bk, "tma", "bK", num_warps=8 if bm == 256 else 4)
+        add(F, "sm_120a", "e2m1", "e2m1", "ue8m0", bm, bn, bk, "ptr", "bN", num_warps=8 if bm == 256 else 4)
+    return out
+
+
+def _case(level: str, cfg: TritonConfig) -> Case:
+    instr = ("tcgen05.mma.cta_group::1.kind::{k}.block_scale" if cfg.arch == "sm_100a"
+             else "mma.sync.aligned.kind::{k}.block_scale").format(k=cfg.kind)
+    rows = ("S9.7.16.10",) if cfg.arch == "sm_100a" else ("S9.7.14.5.14",)
+    return Case(case_id=cfg.case_id, suite=SUITE, instruction=instr, arch=cfg.arch, spec_rows=rows, level=level,
+                form={"peer": "triton", **asdict(cfg)}, recipe="exact", seed=abs(hash(cfg.case_id)) % 1000)
+
+
+def triton_cases(level: str) -> list[Case]:
+    """Every Triton configuration at ``level`` (smaller levels included)."""
+    seen: dict[str, Case] = {}
+    for lvl, cfg in _configs():
+        c = _case(lvl, cfg)
+        if c.in_level(level) and c.case_id not in seen:
+            seen[c.case_id] = c
+    return list(seen.values())
+
+
+def config_of(case: Case) -> TritonConfig:
+    f = dict(case.form)
+    f.pop("peer", None)
+    return TritonConfig(**f)
+
+
+# ------------------------------------------------------------------------------------------ compile
+def _triton_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("triton")
+    except Exception:  # pragma: no cover - not installed
+        return "absent"
+
+
+def _kernel_source() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).with_name("triton_kernels.py")).read_text()
+
+
+def compile_config(cfg: TritonConfig, *, cache: DiskCache | None = None) -> dict[str, Any]:
+    """PTX and launch metadata of ``cfg``'s kernel (from the disk cache when present)."""
+    cache = cache or DiskCache("peers")
+    key = cache_key("triton", _triton_version(), _kernel_source(), asdict(cfg))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    payload = _compile(cfg)
+    cache.put(key, payload)
+    return payload
+
+
+def _compile(cfg: TritonConfig) -> dict[str, Any]:
+    from mmacts.toolchain.locate import find_tool
+
+    ptxas = str(find_tool("ptxas"))
+    os.environ.setdefault("TRITON_PTXAS_PATH", ptxas)
+    os.environ.setdefault("TRITON_PTXAS_BLACKWELL_PATH", ptxas)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from suites.peers.triton_kernels import KERNELS
+
+    fn = KERNELS[cfg.load]
+    names = list(fn.arg_names)
+    const: dict[str, Any] = {"BLOCK_M": cfg.bm, "BLOCK_N": cfg.bn, "BLOCK_K": cfg.bk, "FMT_A": cfg.fmt_a,
+                             "FMT_B": cfg.fmt_b, "GROUP": cfg.group}
+    if cfg.load == "ptr":
+        const.update(stride_ak=1, stride_cn=1)
+        const["stride_bk" if cfg.b_major == "bK" else "stride_bn"] = 1
+    else:
+        const["B_KMAJOR"] = cfg.b_major == "bK"
+    sig: dict[str, str] = {}
+    for n in names:
+        if n in const:
+            sig[n] = "constexpr"
+        elif n == "c_ptr":
+            sig[n] = "*fp32"
+        elif n in ("sa_ptr", "sb_ptr"):
+            sig[n] = "*fp8e4nv" if cfg.scale == "ue4m3" else "*u8"
+        elif n.endswith("_ptr"):
+            sig[n] = "*u8"
+        else:
+            sig[n] = "i32"
+    attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names) if sig[n] != "constexpr"}
+    src = triton.compiler.ASTSource(fn, sig, const, attrs)
+    ck = triton.compile(src, target=GPUTarget("cuda", ARCHS[cfg.arch], 32),
+                        options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
+    md = ck.metadata
+    return {"ptx": ck.asm["ptx"], "name": md.name, "num_warps": md.num_warps, "shared": md.shared,
+            "num_ctas": md.num_ctas, "cluster_dims": list(getattr(md, "cluster_dims", (1, 1, 1)) or (1, 1, 1)),
+            "global_scratch_size": md.global_scratch_size, "global_scratch_align": md.global_scratch_align,
+            "profile_scratch_size": md.profile_scratch_size, "tmem_size": getattr(md, "tmem_size", 0),
+            "triton_version": triton.__version__, "args": [n for n in names if sig[n] != "constexpr"]}
+
+
+# ------------------------------------------------------------------------------------------ data
+_VALUES = np.array([0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0])
+_ML = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2, "e2m1": ml_dtypes.float4_e2m1fn}
+
+
+def _codes(values: np.ndarray, fmt: str) -> np.ndarray:
+    return values.astype(_ML[fmt]).view(np.uint8) & (0x0F if fmt == "e2m1" else 0xFF)
+
+
+def _pack_k(codes: np.ndarray, axis: int) -> np.ndarray:
+    """Two e2m1 codes per byte along ``axis`` (low nibble first)."""
+    lo = np.take(codes, np.arange(0, codes.shape[axis], 2), axis=axis)
+    hi = np.take(codes, np.arange(1, codes.shape[axis], 2), axis=axis)
+    return (lo | (hi << 4)).astype(np.uint8)
+
+
+@dataclass
+class TritonInputs:
+    M: int
+    N: int
+    K: int
+    a_codes: np.ndarray  # (M, K) logical codes
+    b_codes: np.ndarray  # (K, N)
+    sa_codes: np.ndarray  # (M, K / group)
+    sb_codes: np.ndarray  # (N, K / group)
+    a_mem: np.ndarray
+    b_mem: np.ndarray
+
+
+def make_inputs(cfg: TritonConfig, seed: int, k_tiles: int = 2, grid: tuple[int, int] = (1, 1)) -> TritonInputs:
+    rng = np.random.default_rng(seed)
+    M, N, K = cfg.bm * grid[0], cfg.bn * grid[1], cfg.bk * k_tiles
+    a = _codes(rng.choice(_VALUES, size=(M, K)), cfg.fmt_a)
+    b = _codes(rng.choice(_VALUES, size=(K, N)), cfg.fmt_b)
+    g = cfg.group
+    if cfg.scale == "ue8m0":
+        sa = rng.integers(126, 129, size=(M, K // g)).astype(np.uint8)
+        sb = rng.integers(126, 129, size=(N, K // g)).astype(np.uint8)
+    else:
+        pool = np.array([0.5, 1.0, 1.5, 2.0]).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+        sa = rng.choice(pool, size=(M, K // g)).astype(np.uint8)
+        sb = rng.choice(pool, size=(N, K // g)).astype(np.uint8)
+    a_mem = _pack_k(a, 1) if cfg.fmt_a == "e2m1" else a
+    if cfg.b_major == "bK":  # (N, K / packB)
+        bt = b.T.copy()
+        b_mem = _pack_k(bt, 1) if cfg.fmt_b == "e2m1" else bt
+    else:  # (K / packB, N)
+        b_mem = _pack_k(b, 0) if cfg.fmt_b == "e2m1" else b
+    return TritonInputs(M, N, K, a, b, sa, sb, np.ascontiguousarray(a_mem), np.ascontiguousarray(b_mem))
+
+
+def expected(cfg: TritonConfig, x: TritonInputs) -> np.ndarray:
+    return G.block_scaled_gemm(x.a_codes, x.b_codes, x.sa_codes, x.sb_codes.T, kind=cfg.kind, a_fmt=cfg.fmt_a,
+                               b_fmt=cfg.fmt_b, scale_fmt=cfg.scale).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------ run
+def launch_args(cfg: TritonConfig, meta: dict[str, Any], x: TritonInputs, rt: Any, nprog: int) -> tuple[list, Any]:
+    """Kernel arguments in ``.param`` order (Triton appends the global and profile scratch pointers)."""
+    bufs = {"a_ptr": rt.to_device(x.a_mem), "b_ptr": rt.to_device(x.b_mem), "sa_ptr": rt.to_device(x.sa_codes),
+            "sb_ptr": rt.to_device(x.sb_codes)}
+    c = rt.empty((x.M, x.N), np.float32)
+    bufs["c_ptr"] = c
+    pa = 2 if cfg.fmt_a == "e2m1" else 1
+    pb = 2 if cfg.fmt_b == "e2m1" else 1
+    ints = {"M": x.M, "N": x.N, "K": x.K, "stride_am": x.K // pa, "stride_ak": 1, "stride_cm": x.N, "stride_cn": 1}
+    if cfg.b_major == "bK":
+        ints.update(stride_bk=1, stride_bn=x.K // pb)
+    else:
+        ints.update(stride_bk=x.N, stride_bn=1)
+    args: list[Any] = []
+    for n in meta["args"]:
+        args.append(bufs[n] if n in bufs else np.int32(ints[n]))
+    gs = int(meta.get("global_scratch_size") or 0)
+    scratch = rt.to_device(np.zeros(max(gs * nprog, 1), dtype=np.uint8))
+    profile = rt.to_device(np.zeros(max(int(meta.get("profile_scratch_size") or 0) * nprog, 1), dtype=np.uint8))
+    return args + [scratch, profile], c
+
+
+def run_triton_case(case: Case, *, k_tiles: int = 2, trace: Any = None) -> tuple[np.ndarray | None, np.ndarray,
+                                                                                  str]:
+    """Compile (cached), run on the PTX VM, return ``(got, want, message)``; ``got`` is None when the
+    launch did not complete (the message says why)."""
+    from mmacts.ptxvm.runtime import load_module
+
+    cfg = config_of(case)
+    meta = compile_config(cfg)
+    x = make_inputs(cfg, case.seed, k_tiles)
+    want = expected(cfg, x)
+    mod = load_module(meta["ptx"], cfg.arch, trace=trace, max_steps=20_000_000)
+    grid = (x.M // cfg.bm, x.N // cfg.bn, 1)
+    args, c = launch_args(cfg, meta, x, mod.rt, grid[0] * grid[1])
+    nparams = len(mod.module.entries[meta["name"]].params)
+    args = args[:nparams]
+    out = mod.launch(meta["name"], grid, (32 * meta["num_warps"], 1, 1), args, shared_mem=meta["shared"])
+    info = f"triton {meta['triton_version']}, {meta['num_warps']} warps, {meta['shared']} B shared"
+    if out.status != "ok":
+        return None, want, f"{out.status}: {out.message} ({info})"
+    got = mod.rt.to_host(c)
+    bad = got.view(np.uint32) != want.view(np.uint32)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        return got, want, (f"{int(bad.sum())}/{bad.size} elements differ, first D[{i},{j}] = {got[i, j]!r} "
+                           f"want {want[i, j]!r}; rows {np.unique(np.argwhere(bad)[:, 0]).size} cols "
+                           f"{np.unique(np.argwhere(bad)[:, 1]).size} ({info}, {out.steps} steps, "
+                           f"{out.wall_s:.1f}s)")
+    return got, want, f"exact ({info}, {out.steps} steps, {out.wall_s:.1f}s)"
+
+
+__all__ = ["TritonConfig", "compile_config", "run_triton_case", "triton_cases"]

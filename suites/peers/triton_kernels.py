@@ -1,0 +1,82 @@
+"""Triton ``tl.dot_scaled`` kernels for the peers suite (Triton's own Blackwell lowering).
+
+Each kernel computes one ``BLOCK_M x BLOCK_N`` tile per program of ``C = (A * sA) @ (B * sB)`` with
+fp32 accumulation, looping over K. Formats are Triton's strings (``e4m3``, ``e5m2``, ``e2m1``); FP4
+operands are packed two per byte along K (low nibble first), as ``tl.dot_scaled`` expects. Scales
+are ``[M, K / GROUP]`` for A and ``[N, K / GROUP]`` for B (uint8 E8M0 with GROUP 32, or float8
+E4M3 with GROUP 16 for nvfp4).
+
+``B_KMAJOR`` picks the memory layout of B: K-major (``[N, K / packB]`` row-major: each column of the
+logical ``K x N`` B is contiguous) or MN-major (``[K / packB, N]`` row-major). Triton sees the
+layout through the strides and chooses the shared-memory layout and descriptor major-ness itself.
+
+Two load styles: plain pointer loads (``dot_scaled_ptr``) and TMA tensor descriptors created on
+the device (``dot_scaled_tma``: ``tl.make_tensor_descriptor``, which needs a global scratch buffer
+for the 128-byte tensor maps) for A and B; scales are always loaded through pointers.
+
+This module needs ``triton`` (the ``peers`` extra); nothing else in the project imports it.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def dot_scaled_ptr(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
+                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                   FMT_A: tl.constexpr, FMT_B: tl.constexpr, GROUP: tl.constexpr):
+    PACK_A: tl.constexpr = 2 if FMT_A == "e2m1" else 1
+    PACK_B: tl.constexpr = 2 if FMT_B == "e2m1" else 1
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_ka = tl.arange(0, BLOCK_K // PACK_A)
+    offs_kb = tl.arange(0, BLOCK_K // PACK_B)
+    offs_ks = tl.arange(0, BLOCK_K // GROUP)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k // PACK_A + offs_ka)[None, :] * stride_ak)
+        b = tl.load(b_ptr + (k // PACK_B + offs_kb)[:, None] * stride_bk + offs_n[None, :] * stride_bn)
+        sa = tl.load(sa_ptr + offs_m[:, None] * (K // GROUP) + (k // GROUP + offs_ks)[None, :])
+        sb = tl.load(sb_ptr + offs_n[:, None] * (K // GROUP) + (k // GROUP + offs_ks)[None, :])
+        acc = tl.dot_scaled(a, sa, FMT_A, b, sb, FMT_B, acc)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc)
+
+
+@triton.jit
+def dot_scaled_tma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                   FMT_A: tl.constexpr, FMT_B: tl.constexpr, GROUP: tl.constexpr, B_KMAJOR: tl.constexpr):
+    PACK_A: tl.constexpr = 2 if FMT_A == "e2m1" else 1
+    PACK_B: tl.constexpr = 2 if FMT_B == "e2m1" else 1
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K // PACK_A], strides=[K // PACK_A, 1],
+                                       block_shape=[BLOCK_M, BLOCK_K // PACK_A])
+    if B_KMAJOR:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K // PACK_B], strides=[K // PACK_B, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K // PACK_B])
+    else:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K // PACK_B, N], strides=[N, 1],
+                                           block_shape=[BLOCK_K // PACK_B, BLOCK_N])
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_ks = tl.arange(0, BLOCK_K // GROUP)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k // PACK_A])
+        if B_KMAJOR:
+            b = b_desc.load([pid_n * BLOCK_N, k // PACK_B]).T
+        else:
+            b = b_desc.load([k // PACK_B, pid_n * BLOCK_N])
+        sa = tl.load(sa_ptr + offs_m[:, None] * (K // GROUP) + (k // GROUP + offs_ks)[None, :])
+        sb = tl.load(sb_ptr + offs_n[:, None] * (K // GROUP) + (k // GROUP + offs_ks)[None, :])
+        acc = tl.dot_scaled(a, sa, FMT_A, b, sb, FMT_B, acc)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+KERNELS = {"ptr": dot_scaled_ptr, "tma": dot_scaled_tma}
