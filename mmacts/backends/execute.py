@@ -233,6 +233,13 @@ class Executor:
         )
         if result.extra.get("observation") is not None:
             out["observation"] = result.extra["observation"]
+        if cmp.mismatches and getattr(cmp, "mask", None) is not None:  # for ``mmacts explain --run`` (jsonl only)
+            from mmacts.compare.mismatch_map import compact
+
+            try:
+                out["mismatch_map"] = compact(cmp.mask, result.got, exp.want)
+            except Exception:  # a picture must never change a verdict
+                pass
         if exp.control:
             ok = cmp.status == exp.control
             seen = f"{cmp.mismatches} mismatches" + (f", first {cmp.first_mismatch}" if cmp.mismatches else "")

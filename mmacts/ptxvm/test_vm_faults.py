@@ -124,3 +124,49 @@ def test_shift_amounts_at_and_past_the_width(shift: int) -> None:
     shr = x >> np.uint64(s) if s < 32 else np.zeros(64, np.uint64)
     want = (sar.astype(np.uint64) & np.uint64(0xFFFFFFFF)) ^ shl ^ shr
     assert (dout.host.astype(np.uint64) == want).all()
+
+
+TC_HEAD = ".version 8.8\n.target sm_100a\n.address_size 64\n"
+
+
+def _tc_kernel(st_lane_of_warp: str) -> str:
+    """Warp 0 allocates 32 columns; every warp stores one cell per lane at lane base ``st_lane_of_warp``
+    (a PTX expression of %r1 = warp); then dealloc."""
+    return (TC_HEAD + ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n"
+            "  .reg .pred %p<4>;\n  .reg .b32 %r<16>;\n  .shared .align 4 .b32 slot;\n"
+            "  mov.u32 %r0, %tid.x;\n  shr.u32 %r1, %r0, 5;\n  mov.u32 %r2, slot;\n  mov.u32 %r3, 32;\n"
+            "  setp.eq.u32 %p0, %r1, 0;\n  @!%p0 bra A;\n"
+            "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], %r3;\n"
+            "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\nA:\n"
+            "  tcgen05.fence::before_thread_sync;\n  bar.sync 0;\n  tcgen05.fence::after_thread_sync;\n"
+            "  ld.shared.u32 %r4, [%r2];\n" + st_lane_of_warp +
+            "  add.u32 %r6, %r4, %r5;\n  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r6], {%r0};\n"
+            "  tcgen05.wait::st.sync.aligned;\n  tcgen05.fence::before_thread_sync;\n  bar.sync 0;\n"
+            "  tcgen05.fence::after_thread_sync;\n  @!%p0 bra B;\n"
+            "  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r4, %r3;\nB:\n  ret;\n}\n")
+
+
+def test_tensor_memory_lane_quadrant_rule() -> None:
+    good = _tc_kernel("  shl.b32 %r5, %r1, 21;\n")  # warp w -> lanes 32w..32w+31
+    mod = load_module(good, "sm_100a")
+    a = mod.rt.to_device(np.zeros(4, np.uint32))
+    res = mod.launch("k", (1,), (128,), [a, a])
+    assert res.status == "ok", res.message
+    bad = _tc_kernel("  shl.b32 %r5, %r1, 20;\n")  # warp 1 -> lane 16: another warp's quadrant
+    mod = load_module(bad, "sm_100a")
+    res = mod.launch("k", (1,), (128,), [mod.rt.to_device(np.zeros(4, np.uint32))] * 2)
+    assert res.status == "error"
+    assert "warp 1 of CTA 0 accesses TMEM lane 16, outside its lane quadrant 32-63" in res.message
+    assert "tcgen05.st" in res.message
+
+
+def test_tensor_memory_leak_and_unallocated_columns() -> None:
+    leak = _tc_kernel("  shl.b32 %r5, %r1, 21;\n").replace(
+        "  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r4, %r3;\n", "")
+    mod = load_module(leak, "sm_100a")
+    res = mod.launch("k", (1,), (128,), [mod.rt.to_device(np.zeros(4, np.uint32))] * 2)
+    assert res.status == "error" and "not deallocated" in res.message
+    outside = _tc_kernel("  shl.b32 %r5, %r1, 21;\n  add.u32 %r5, %r5, 40;\n")  # column 40 of a 32-column allocation
+    mod = load_module(outside, "sm_100a")
+    res = mod.launch("k", (1,), (128,), [mod.rt.to_device(np.zeros(4, np.uint32))] * 2)
+    assert res.status == "error" and "not allocated" in res.message

@@ -22,7 +22,7 @@ import pandas as pd
 
 from mmacts.report import compare_gate
 from mmacts.report.frame import to_frame
-from mmacts.report.records import append_jsonl, latest_by_case, read_jsonl
+from mmacts.report.records import RecordsError, append_jsonl, latest_by_case, read_records
 from mmacts.report.runinfo import SCHEMA, now
 from mmacts.report.write import write_reports
 
@@ -52,7 +52,12 @@ def run_records(run_dir: Path) -> list[dict[str, Any]]:
     published report may ship without the jsonl); missing values are None, as in the jsonl."""
     run_dir = Path(run_dir)
     if (run_dir / "results.jsonl").is_file():
-        return latest_by_case(read_jsonl(run_dir / "results.jsonl"))
+        try:
+            records = latest_by_case(read_records(run_dir / "results.jsonl"))
+        except RecordsError as exc:
+            raise ReportInputError(str(exc)) from exc
+        _check_not_truncated(run_dir, records)
+        return records
     if (run_dir / "results.parquet").is_file():
         try:
             df = pd.read_parquet(run_dir / "results.parquet")
@@ -62,6 +67,20 @@ def run_records(run_dir: Path) -> list[dict[str, Any]]:
     raise ReportInputError(f"{run_dir}: no results.jsonl or results.parquet")
 
 
+def _check_not_truncated(run_dir: Path, records: list[dict[str, Any]]) -> None:
+    """A completed run's run.json counts its cases: a results.jsonl with fewer was cut short."""
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return
+    counts = meta.get("counts") if meta.get("complete") is True else None
+    if isinstance(counts, dict):
+        want = sum(v for v in counts.values() if isinstance(v, int))
+        if len(records) < want:
+            raise ReportInputError(f"{run_dir}/results.jsonl holds {len(records)} cases but run.json counts {want}: "
+                                   "the file is truncated")
+
+
 def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """run.json and results of a run, or ReportInputError saying what is wrong."""
     return read_meta(run_dir), to_frame(run_records(run_dir))
@@ -69,6 +88,31 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
 
 _SHARD_INDEPENDENT = ("shard", "n", "case_timeout")
 """Run options that may differ between shards of one run (everything else names what ran)."""
+
+
+def _check_shards(runs: list[Path], metas: list[dict[str, Any]]) -> None:
+    """Every shard of one ``--shard I/N`` run, each once: anything else would be marked complete
+    while it lacks or doubles cases."""
+    if len(runs) == 1:
+        return
+    seen: dict[int, Path] = {}
+    counts: set[int] = set()
+    for r, m in zip(runs, metas, strict=True):
+        spec = (m.get("options") or {}).get("shard")
+        if not spec:
+            raise ReportInputError(f"{r}: not a shard (run without --shard); merge joins the N shards of one run")
+        i, n = (int(x) for x in str(spec).split("/"))
+        counts.add(n)
+        if i in seen:
+            raise ReportInputError(f"shard {spec} given twice ({seen[i]} and {r})")
+        seen[i] = r
+    if len(counts) > 1:
+        raise ReportInputError(f"the runs split the cases differently (shard counts {sorted(counts)})")
+    (n,) = counts
+    missing = [f"{i}/{n}" for i in range(n) if i not in seen]
+    if missing:
+        raise ReportInputError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: "
+                               f"merge needs all {n} shards (got {len(seen)})")
 
 
 def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
@@ -87,6 +131,7 @@ def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
                              sort_keys=True) for m in metas}
     if len(selections) > 1:
         raise ReportInputError(f"the runs are not shards of one selection (options differ: {sorted(selections)})")
+    _check_shards(runs, metas)
     shard_records = [run_records(r) for r in runs]
     out.mkdir(parents=True)
     seen: set[str] = set()
@@ -96,7 +141,10 @@ def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
                 continue
             seen.add(rec["case_id"])
             append_jsonl(out / "results.jsonl", rec)
-    run = dict(metas[0], command=["mmacts", "report", "merge", str(out), *map(str, runs)],
+    options = dict(metas[0].get("options") or {})
+    if len(runs) > 1:
+        options["shard"] = None  # the whole run again
+    run = dict(metas[0], options=options, command=["mmacts", "report", "merge", str(out), *map(str, runs)],
                start=min(m.get("start") or "" for m in metas), merged_from=[str(r) for r in runs],
                shards=[m.get("options", {}).get("shard") for m in metas], end=now())
     return write_reports(out, run)

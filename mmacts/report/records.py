@@ -80,6 +80,41 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 continue
 
 
+class RecordsError(ValueError):
+    """A results.jsonl that is not (all) mmacts records: one line naming the file and line."""
+
+
+def read_records(path: Path, *, allow_torn_tail: bool = False) -> list[dict[str, Any]]:
+    """Every record of ``path``, checked: each line a JSON object with a string ``case_id`` and a
+    ``status`` key, else RecordsError naming the line. A last line cut mid-write (no newline, not
+    JSON) is what a killed run leaves: ``allow_torn_tail`` (``--resume``) ignores it; the report
+    tools refuse it, since a report over it would silently miss that case."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RecordsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    lines = raw.split(b"\n")
+    out: list[dict[str, Any]] = []
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        last = no == len(lines)  # no newline after it
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if last and allow_torn_tail:
+                continue
+            what = ("its last line is cut off (the run was killed mid-write?)" if last
+                    else f"line {no} is not JSON")
+            raise RecordsError(f"{path}: {what}; not a complete mmacts results file") from None
+        if not (isinstance(rec, dict) and isinstance(rec.get("case_id"), str) and "status" in rec):
+            raise RecordsError(f"{path}: line {no} is not an mmacts record (needs case_id and status): "
+                               f"{line[:60].decode('utf-8', 'replace')!r}")
+        out.append(rec)
+    return out
+
+
 def latest_by_case(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the last record of each case (a resumed run may have re-run some)."""
     by_id: dict[str, dict[str, Any]] = {}

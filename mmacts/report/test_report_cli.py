@@ -22,9 +22,13 @@ def rec(case_id: str, status: str, **kw: object) -> dict:
     return dict(case_id=case_id, suite="s", status=status, **kw)
 
 
+def shard(i: int, n: int = 2) -> dict:
+    return {"options": {"level": "smoke", "shard": f"{i}/{n}"}}
+
+
 def test_merge_shards(tmp_path: Path) -> None:
-    a = make_run(tmp_path / "a", [rec("c1", "pass"), rec("c2", "fail")], complete=True)
-    b = make_run(tmp_path / "b", [rec("c3", "pass")], complete=True)
+    a = make_run(tmp_path / "a", [rec("c1", "pass"), rec("c2", "fail")], complete=True, **shard(0))
+    b = make_run(tmp_path / "b", [rec("c3", "pass")], complete=True, **shard(1))
     out = tmp_path / "m"
     assert main(["merge", str(out), str(a), str(b)]) == 0
     lines = (out / "results.jsonl").read_text().splitlines()
@@ -125,8 +129,8 @@ def test_merge_refuses_shards_of_different_selections(tmp_path: Path, capsys) ->
 
 def test_merge_takes_a_shard_that_ships_only_parquet(tmp_path: Path) -> None:
     """read_run accepts a parquet-only run; merge must not silently drop its cases."""
-    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True)
-    b = make_run(tmp_path / "b", [rec("c2", "fail", mismatches=3)], complete=True)
+    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True, **shard(0))
+    b = make_run(tmp_path / "b", [rec("c2", "fail", mismatches=3)], complete=True, **shard(1))
     assert main(["merge", str(tmp_path / "b2"), str(b)]) == 0  # writes b2/results.parquet
     (tmp_path / "b2" / "results.jsonl").unlink()
     out = tmp_path / "m"
@@ -155,3 +159,44 @@ def test_index_says_when_failures_are_cut() -> None:
     page = html.render(df, {})
     assert "Failures, errors and timeouts (600)" in page and "the first 500 are shown" in page
     assert "the first" not in html.render(df.head(10), {})
+
+
+def test_merge_refuses_missing_or_doubled_shards(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """Some shards of N, or one shard twice, would be marked complete while lacking or doubling cases."""
+    a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True, **shard(0, 3))
+    b = make_run(tmp_path / "b", [rec("c2", "pass")], complete=True, **shard(1, 3))
+    b2 = make_run(tmp_path / "b2", [rec("c2", "pass")], complete=True, **shard(1, 3))
+    plain = make_run(tmp_path / "p", [rec("c2", "pass")], complete=True, options={"level": "smoke"})
+    for runs, words in (((a, b), "shard 2/3 missing"), ((a, b, b2), "given twice"), ((a, plain), "not a shard")):
+        out = tmp_path / "m"
+        assert main(["merge", str(out), *map(str, runs)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1 and not out.exists(), err
+
+
+def _complete_run(d: Path, n: int = 3) -> Path:
+    run = make_run(d, [rec(f"c{i}", "pass") for i in range(n)], complete=True,
+                   counts={"pass": n}, options={"level": "smoke"})
+    return run
+
+
+def test_foreign_or_truncated_results_are_refused(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """merge, compare and history: one line naming the file, exit 2, nothing written."""
+    good = _complete_run(tmp_path / "good")
+    foreign = _complete_run(tmp_path / "foreign")
+    with open(foreign / "results.jsonl", "a") as fh:
+        fh.write('{"hello": "world"}\n')
+    torn = _complete_run(tmp_path / "torn")
+    with open(torn / "results.jsonl", "a") as fh:
+        fh.write('{"case_id": "c9", "sta')
+    cut = _complete_run(tmp_path / "cut")
+    lines = (cut / "results.jsonl").read_text().splitlines(keepends=True)
+    (cut / "results.jsonl").write_text("".join(lines[:2]))
+    for bad, words in ((foreign, "not an mmacts record"), (torn, "cut off"), (cut, "truncated")):
+        for argv in (["merge", str(tmp_path / "m"), str(bad)], ["compare", str(good), str(bad)],
+                     ["history", str(good), str(bad), "--out", str(tmp_path / "h")]):
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err
+            assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, err)
+            assert not (tmp_path / "m").exists() and not (tmp_path / "h").exists()
+            assert not (bad / "compare.csv").exists()

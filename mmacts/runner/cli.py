@@ -136,7 +136,26 @@ def _ingest_into(run_dir: Path, db: str) -> bool:
         return False
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.case_timeout < 0 or args.case_timeout != args.case_timeout:  # NaN too
+        raise UsageError(f"--case-timeout must be >= 0 seconds (0 = no limit), got {args.case_timeout:g}")
+    if args.retries < 0:
+        raise UsageError(f"--retries must be >= 0, got {args.retries}")
+
+
+def _check_resumable(run_dir: Path) -> None:
+    """--resume: every line of results.jsonl an mmacts record (a torn last line is what a kill leaves)."""
+    from mmacts.report.records import RecordsError, read_records
+
+    if (run_dir / "results.jsonl").is_file():
+        try:
+            read_records(run_dir / "results.jsonl", allow_torn_tail=True)
+        except RecordsError as exc:
+            raise UsageError(f"cannot resume: {exc}") from exc
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    _check_numbers(args)
     suites = _check_suites(args.suite)
     workers = _workers(args.n)
     old: dict = {}
@@ -150,11 +169,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
         if old.get("schema") != "mmacts-run/1":
             raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
+        _check_resumable(run_dir)
         opts = old.get("options", {})
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
         expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
+        require_gpu = bool(opts.get("require_gpu")) or args.require_gpu
         unknown = [s for s in suites if s not in suite_names()]
         if unknown:
             raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
@@ -163,7 +184,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
         run_dir = base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}"
         level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
-        sel_args, retries = args, args.retries
+        sel_args, retries, require_gpu = args, args.retries, args.require_gpu
         expect_file = str(Path(args.expectations).resolve()) if args.expectations else None
     scheduler = old.get("scheduler") if old else None
     if not old:  # --shard auto: the shard from the scheduler's environment (Slurm, Kubernetes)
@@ -171,6 +192,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from mmacts.runner.expectations import check_made_on, prepare_run
 
     sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries)
+    from mmacts.runner import console
+
+    on_model, why = console.gpu_plan(suites, backend)
+    if require_gpu and on_model:
+        raise UsageError(f"--require-gpu: {', '.join(on_model)} cannot run on a GPU here ({why})")
     _check_out(run_dir.parent)
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -182,7 +208,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     command = ["mmacts", *sys.argv[1:]]
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
-               "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries}
+               "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
+               "require_gpu": require_gpu or None}
     run = collect(REPO_ROOT, command, options)
     if scheduler:
         run["scheduler"] = scheduler
@@ -194,7 +221,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                    resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
     write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
     pyargs = [sys.executable, "-m", "pytest", str(REPO_ROOT / "suites" / "test_cases.py"),
-              *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider", "-q", "-rN",
+              *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider",
+              # quiet: no dots, no "N passed" (which would count observed cases as passed), no
+              # tracebacks of failed cases (their record says it): mmacts prints progress and the summary
+              "-qq", "-rN", "--tb=no", "--mmacts-quiet",
               # no assertion rewriting (the cases assert nothing; pytest rewrote ~60 modules per process)
               "--assert=plain",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
@@ -215,6 +245,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     resume_arg = [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
     print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
           file=sys.stderr)
+    if on_model:
+        print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
+    progress = console.Progress(run_dir / "results.jsonl", console.selected_totals(suites, level, sel, shard))
     # Only the plugins a run needs (ours, and xdist by name above): a host's other pytest plugins
     # (hypothesis, benchmark, timeout, ...) cost every process of the run their imports (0.5-2 s).
     env = dict(os.environ, MMACTS_RESTARTABLE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
@@ -223,7 +256,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
     timing.mark("cli_ready", "cli")
-    rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
+    with progress:
+        rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
     restarted, last_count = False, -1
     while rc not in PYTEST_ENDED:
         # the test process died (a crash in a single process, or a poisoned CUDA context it ended
@@ -263,13 +297,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     df = write_reports(run_dir, run)
     timing.mark("reports_written", "cli")
     counts = Counter(df["status"].dropna())
-    print("mmacts: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), file=sys.stderr)
+    for line in console.summary_lines(df):
+        print(f"mmacts: {line}", file=sys.stderr)
+    if on_model:
+        print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
     for line in gating.summary(verdicts, flakes, baseline, run_dir):
         print(f"mmacts: {line}", file=sys.stderr)
     ingested = _ingest_into(run_dir, args.db) if getattr(args, "db", None) else True
     print(run_dir)
     if not ingested:
         return 6
+    if require_gpu:
+        n_off, where = console.not_on_gpu(df, console.hardware_suites(suites))
+        if n_off:
+            print(f"mmacts: error: --require-gpu: {n_off} hardware-suite cases did not run on a GPU ("
+                  + ", ".join(f"{s} {k}" for s, k in sorted(where.items())) + ")", file=sys.stderr)
+            return console.REQUIRE_GPU_EXIT
     if baseline is not None:
         return 1 if verdicts else 0
     return 0 if not (counts["fail"] or counts["error"] or counts["timeout"]) else 1
@@ -329,7 +372,8 @@ def _ref_key(ref: str) -> tuple:
 def cmd_explain(args: argparse.Namespace) -> int:
     from mmacts.runner.explain import explain
 
-    return explain(args.case_id, trace=args.trace, threads=args.threads, max_lines=args.max_lines)
+    return explain(args.case_id, trace=args.trace, threads=args.threads, max_lines=args.max_lines,
+                   run_dir=args.run, full=args.full)
 
 
 DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli",
@@ -368,6 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--retries", type=int, default=0, metavar="N",
                    help="re-run unexpected failures up to N times; one that passes is recorded as flake")
     r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
+    r.add_argument("--require-gpu", action="store_true",
+                   help="refuse to start without a GPU that fits every hardware suite selected; exit 7 when a "
+                   "hardware-suite case did not run on a GPU")
     r.add_argument("--case-timeout", type=float, default=300.0,
                    help="wall-clock limit per case in seconds (status timeout); 0 = none (default 300)")
     r.set_defaults(func=cmd_run)
@@ -384,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--threads", default="0:0",
                     help="threads to trace as CTA:thread, comma separated (default 0:0)")
     ex.add_argument("--max-lines", type=int, default=4000, help="cap on trace lines (default 4000)")
+    ex.add_argument("--run", default=None, metavar="RUN_DIR",
+                    help="show got vs want of this case in a finished run, with a mismatch map")
+    ex.add_argument("--full", action="store_true", help="do not cap sections (default: 120 lines each)")
     ex.set_defaults(func=cmd_explain)
     for name, module in DELEGATED.items():
         sp = sub.add_parser(name, help=f"see mmacts {name} --help", add_help=False)
@@ -400,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
             return _delegate(DELEGATED[argv[0]], argv[1:])
         except UsageError as exc:
             return _fail(str(exc))
+        except BrokenPipeError:
+            return _closed_stdout()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -410,6 +462,19 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except BrokenPipeError:  # ``mmacts list | head -1``: the reader has what it wanted
+        return _closed_stdout()
+
+
+def _closed_stdout() -> int:
+    """stdout's reader went away: no traceback (and none from Python's flush at exit); 141 = 128 +
+    SIGPIPE, what a shell reports for ``git log | head -1``."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":

@@ -20,20 +20,49 @@ def find_case(case_id: str) -> tuple[object, Case] | None:
     return None
 
 
+SECTION_LINES, LINE_CHARS = 120, 240
+"""Cap of every section (``--full`` lifts it): a probe's inputs were one 923 KB line."""
+
+_CAP = {"lines": SECTION_LINES, "chars": LINE_CHARS}
+
+
+def cap(body: str, max_lines: int | None = None, max_chars: int | None = None) -> str:
+    """``body`` cut to ``max_lines`` lines of ``max_chars`` characters, saying what was cut."""
+    max_lines = _CAP["lines"] if max_lines is None else max_lines
+    max_chars = _CAP["chars"] if max_chars is None else max_chars
+    if not max_lines:
+        return body
+    lines = body.rstrip().splitlines()
+    out = [ln if len(ln) <= max_chars else f"{ln[:max_chars]} ... [{len(ln) - max_chars} more characters cut]"
+           for ln in lines[:max_lines]]
+    if len(lines) > max_lines:
+        out.append(f"... [{len(lines) - max_lines} more lines cut; mmacts explain --full shows all]")
+    return "\n".join(out)
+
+
 def _show(title: str, body: str) -> None:
     print(f"===== {title}")
-    print(body.rstrip())
+    print(cap(body))
     print()
 
 
-def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_lines: int = 4000) -> int:
+def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_lines: int = 4000,
+            run_dir: str | None = None, full: bool = False) -> int:
     """Print PTX, SASS, decoded descriptors, inputs and reference output of one case; with ``trace``,
-    run it on the PTX VM and print what the chosen threads executed, instruction by instruction."""
+    run it on the PTX VM and print what the chosen threads executed, instruction by instruction;
+    with ``run_dir``, what that run got against what it wanted, with a mismatch map."""
     found = find_case(case_id)
     if found is None:
         print(f"mmacts: error: no case with id {case_id!r} (try `mmacts list --level full`)", file=sys.stderr)
         return 2
     driver, case = found
+    run_rec = None
+    if run_dir is not None:
+        run_rec = _run_record(run_dir, case_id)
+        if isinstance(run_rec, str):
+            print(f"mmacts: error: {run_rec}", file=sys.stderr)
+            return 2
+    _CAP.update(lines=0 if full else SECTION_LINES, chars=LINE_CHARS)
     _show("case", "\n".join(f"{k}: {getattr(case, k)}" for k in
                             ("case_id", "suite", "instruction", "arch", "spec_rows", "level", "form",
                              "runtime", "recipe", "seed", "expect", "xfail")))
@@ -54,18 +83,63 @@ def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_line
         _show("SASS", f"unavailable: {exc}")
     if getattr(driver, "compile_only", False):
         return 0
-    np.set_printoptions(linewidth=160, threshold=4096)
+    np.set_printoptions(linewidth=160, threshold=sys.maxsize if full else 256, edgeitems=4)
     inputs = driver.make_inputs(case)
     describe = getattr(driver, "describe", None)
     if describe is not None:
         _show("descriptors and operands (decoded)", describe(case, inputs))
+    elif getattr(inputs, "programs", None) is not None:
+        from mmacts.runner.explain_tcgen05 import sections
+
+        for title, body in sections(case, inputs):
+            _show(title, body)
     else:
         _show("inputs", repr(inputs))
     exp = driver.expected(case, inputs)
     _show(f"reference output (mode {exp.mode})", repr(exp.want))
+    if run_rec is not None:
+        _show(f"got vs want in {run_dir}", _got_vs_want(driver, case, run_rec, exp))
     if trace:
         return _trace(driver, case, threads, max_lines)
     return 0
+
+
+def _run_record(run_dir: str, case_id: str) -> dict | str:
+    """The last record of ``case_id`` in a finished run, or a one-line reason."""
+    from pathlib import Path
+
+    from mmacts.report.cli import ReportInputError, read_meta, run_records
+
+    try:
+        read_meta(Path(run_dir))
+        recs = [r for r in run_records(Path(run_dir)) if r.get("case_id") == case_id]
+    except ReportInputError as exc:
+        return str(exc)
+    if not recs:
+        return f"{run_dir} has no record of {case_id}"
+    return recs[-1]
+
+
+def _got_vs_want(driver: object, case: Case, rec: dict, exp: object) -> str:
+    from mmacts.compare.mismatch_map import render
+
+    head = [f"{k}: {rec.get(k)}" for k in ("status", "backend", "device", "mismatches", "max_abs_err",
+                                            "max_ulp_err", "first_mismatch", "message") if rec.get(k) is not None]
+    mm = rec.get("mismatch_map")
+    if mm:
+        return "\n".join([*head, "", "mismatch map (recorded by the run):", render(mm)])
+    if rec.get("status") not in ("fail", "observed", "xfail") or not rec.get("mismatches"):
+        return "\n".join([*head, "", "no mismatching elements recorded"])
+    # an older run kept no map: re-run the case on the PTX VM and say that this is the model's answer
+    from mmacts.backends.execute import Executor, vm_reason
+
+    if vm_reason(driver, case) is not None:  # type: ignore[arg-type]
+        return "\n".join([*head, "", "the run stored no mismatch map and this case does not run on the PTX VM"])
+    again = Executor("model").execute(driver, case)  # type: ignore[arg-type]
+    mm = again.get("mismatch_map")
+    note = ("the run stored no mismatch map; the PTX VM re-ran the case "
+            f"(status {again.get('status')}): this map is the MODEL's, not the run's {rec.get('backend')} answer")
+    return "\n".join([*head, "", note, render(mm) if mm else "the VM's result matches the reference"])
 
 
 def parse_threads(spec: str) -> tuple[tuple[int, int], ...]:

@@ -50,12 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mmacts-suite", action="append", default=None, help="suite name (repeatable; default all)")
     g.addoption("--mmacts-case-timeout", type=float, default=faults.DEFAULT_CASE_TIMEOUT_S,
                 help=f"wall-clock limit per case in seconds; 0 = none (default {faults.DEFAULT_CASE_TIMEOUT_S:g})")
+    g.addoption("--mmacts-quiet", action="store_true", default=False,
+                help="no progress letters for cases (mmacts run prints its own progress and summary)")
     g.addoption("--mmacts-pin-gpus", action="store_true", default=False,
                 help="pin xdist worker gwK to GPU K (CUDA_VISIBLE_DEVICES); MMACTS_GPUS overrides the count")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CASE_MARK}: a conformance case generated from a suite driver")
+    config.addinivalue_line("markers", "xdist_group(name): cases launched together (pytest-xdist's mark)")
     workerinput = getattr(config, "workerinput", None)
     worker = workerinput.get("workerid") if workerinput else None
     faults.configure(config.getoption("--mmacts-out"), worker)
@@ -72,6 +75,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def shard_of(case_id: str, n: int) -> int:
     """Deterministic shard of a case: depends on its ID only, so adding cases moves no other case."""
     return int(hashlib.sha1(case_id.encode()).hexdigest()[:8], 16) % n
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    """``--mmacts-quiet``: no dot per case (pytest would count an observed case as passed)."""
+    if config.getoption("--mmacts-quiet") and "[" in report.nodeid:
+        return ("xfailed" if hasattr(report, "wasxfail") else report.outcome) if report.when == "call" else "", "", ""
+    return None
 
 
 def _form_group(case: Case) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +101,50 @@ def test_resume_keeps_the_shard_of_the_run(capsys: pytest.CaptureFixture, tmp_pa
 def test_delegated_subcommand_reaches_its_module(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     rc, err = _run(capsys, "report", "compare", str(tmp_path), str(tmp_path))
     assert rc == 2 and err.startswith("mmacts report: error:") and "no run.json" in err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--shard", "abc"], "--shard must be I/N"),
+    (["--shard", "3/2"], "shard index 3 is outside 0..1"),
+    (["-k", "T37.2 and ("], "is not a valid expression"),
+    (["--case-timeout", "-5"], "--case-timeout must be >= 0"),
+    (["--retries", "-1"], "--retries must be >= 0"),
+])
+def test_bad_run_option_is_one_line(capsys: pytest.CaptureFixture, tmp_path: Path, argv: list[str],
+                                    words: str) -> None:
+    rc, err = _run(capsys, "run", "--suite", "descriptors", "--level", "smoke", "--backend", "model",
+                   "--out", str(tmp_path), *argv)
+    assert rc == 2 and words in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "INTERNALERROR" not in err
+    assert not any(tmp_path.iterdir()), "nothing may be left behind"
+
+
+@pytest.mark.parametrize("line", ['{"hello": "world"}\n', "not json at all\n"])
+def test_resume_refuses_foreign_results(capsys: pytest.CaptureFixture, tmp_path: Path, line: str) -> None:
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"schema": "mmacts-run/1", "options": {"suites": ["descriptors"], "level": "smoke", "backend": "model"}}))
+    (tmp_path / "results.jsonl").write_text(line + '{"case_id": "x", "status": "pass"}\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    rc, err = _run(capsys, "run", "--resume", str(tmp_path))
+    assert rc == 2 and "cannot resume" in err and "line 1" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_resume_accepts_a_torn_last_line(tmp_path: Path) -> None:
+    """A killed run leaves its last line cut: that is what --resume is for."""
+    from mmacts.runner.cli import _check_resumable
+
+    (tmp_path / "results.jsonl").write_text('{"case_id": "x", "status": "pass"}\n{"case_id": "y", "sta')
+    _check_resumable(tmp_path)  # no UsageError
+
+
+def test_list_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
+    """``mmacts list | head -1``: no BrokenPipeError traceback; exit 141 as a shell reports SIGPIPE."""
+    err = tmp_path / "err"
+    # the compile suite's standard list (~140 KB) overflows the pipe buffer, so the writer meets the closed pipe
+    cmd = (f"{sys.executable} -m mmacts.runner.cli list --suite compile --level standard 2>{err} | head -1; "
+           "echo rc=${PIPESTATUS[0]}")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=Path(cli.__file__).parents[2],
+                         timeout=120).stdout
+    assert out.count("\n") == 2 and "rc=141" in out, out
+    assert err.read_text() == ""
