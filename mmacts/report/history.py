@@ -28,6 +28,35 @@ def _label(meta: dict, i: int) -> str:
     return f"#{i + 1} {start}"
 
 
+def selection(meta: dict, df: pd.DataFrame | None = None) -> dict[str, str]:
+    """What a run ran, from run.json ``options``: level, backend and the case selection (suites, -k, rows, arch,
+    shard). Runs whose selections differ ran different cases: their rates are not one trend."""
+    opts = meta.get("options") or {}
+
+    def words(v: object) -> str:
+        return " ".join(map(str, v)) if isinstance(v, list | tuple) else ("" if v is None else str(v))
+
+    backend = words(opts.get("backend"))
+    if not backend and df is not None and "backend" in df and df["backend"].notna().any():
+        backend = " ".join(sorted(df["backend"].dropna().astype(str).unique()))
+    suites = words(sorted(opts.get("suites") or []))
+    if not suites and df is not None and "suite" in df:
+        suites = " ".join(sorted(df["suite"].dropna().astype(str).unique()))
+    sel = {"level": words(opts.get("level")) or "?", "backend": backend or "?", "suites": suites or "all"}
+    for key, name in (("k", "-k"), ("rows", "rows"), ("arch", "arch"), ("shard", "shard")):
+        if opts.get(key):
+            sel[name] = words(opts[key])
+    return sel
+
+
+def _rest(sel: dict[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sel.items() if k not in ("level", "backend"))
+
+
+def selection_text(sel: dict[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sel.items())
+
+
 def _tick_labels(labels: list[str], room: int) -> list[str]:
     """Run labels under the x axis, thinned so that at most ``room`` are printed."""
     step = max(1, -(-len(labels) // max(room, 1)))
@@ -46,6 +75,8 @@ def line_chart(series: dict[str, list[float | None]], labels: list[str], title: 
     w, plot_h, left, top = 720, 200, 64, 30
     h = top + plot_h + 26 + 16 * legend_rows
     vals = [v for s in series.values() for v in s if v is not None]
+    if not vals:  # an empty frame reads as a broken page: say so instead
+        return f"<p class='nodata'>{html.escape(title)}: no data in these runs</p>"
     hi = ymax if ymax is not None else (max(vals) if vals else 1.0) or 1.0
     if ymin is None:  # four round steps down from the top that reach below the lowest value
         low = min(vals) if vals else 0.0
@@ -96,8 +127,8 @@ def rate_grid(rates: dict[str, list[float | None]], labels: list[str], title: st
     Many spec tables as lines in one chart are a tangle of one colour per table; a grid
     reads at a glance which table broke in which run.
     """
-    if not rates:
-        return f"<p>no {html.escape(title)}</p>"
+    if not rates or all(v is None for vals in rates.values() for v in vals):
+        return f"<p class='nodata'>{html.escape(title)}: no data in these runs</p>"
     left, top, ch = 120, 42, 22
     cw = max(14, min(70, (900 - left) // max(len(labels), 1)))
     w, h = left + cw * len(labels) + 10, top + ch * len(rates) + 8
@@ -152,9 +183,8 @@ def _cells(df: pd.DataFrame, key_a: str, key_b: str) -> pd.DataFrame:
     return out
 
 
-def render_history(runs: list[tuple[dict, pd.DataFrame]]) -> str:
-    """The whole page for ``runs`` in the order given (oldest first)."""
-    labels = [_label(m, i) for i, (m, _) in enumerate(runs)]
+def _trends(runs: list[tuple[dict, pd.DataFrame]], labels: list[str]) -> list[str]:
+    """Pass-rate and kernel-time charts over ``runs``, which all ran one selection."""
     suites = sorted({s for _, df in runs for s in df["suite"].dropna().unique()})
 
     def rate(df: pd.DataFrame) -> float | None:
@@ -169,6 +199,22 @@ def render_history(runs: list[tuple[dict, pd.DataFrame]]) -> str:
     ktime = {s: [float(df.loc[df["suite"] == s, "kernel_us"].median())
                  if df.loc[df["suite"] == s, "kernel_us"].notna().any() else None for _, df in runs]
              for s in suites}
+    return [
+        "<h3>Pass rate per suite</h3>",
+        line_chart(by_suite, labels, "pass rate (pass / judged)", 1.0, ymin=None, percent=True),
+        "<h3>Pass rate per spec table</h3><p>cases citing a row of the table that passed, of those judged</p>",
+        rate_grid(by_table, labels, "pass rate per spec table"),
+        "<h3>Kernel time</h3>", line_chart(ktime, labels, "median kernel time per suite", unit=" us"),
+    ]
+
+
+def render_history(runs: list[tuple[dict, pd.DataFrame]]) -> str:
+    """The whole page for ``runs`` in the order given (oldest first): one set of trend charts per selection."""
+    labels = [_label(m, i) for i, (m, _) in enumerate(runs)]
+    sels = [selection(m, df) for m, df in runs]
+    groups: dict[str, list[int]] = {}
+    for i, sel in enumerate(sels):
+        groups.setdefault(selection_text(sel), []).append(i)
     last = runs[-1][1].copy() if runs else pd.DataFrame(columns=["case_id", "status"])
     last["bad"] = last["status"].isin(BAD)
     tp = last["case_id"].str.extract(TYPE_PAIR)
@@ -178,27 +224,38 @@ def render_history(runs: list[tuple[dict, pd.DataFrame]]) -> str:
     ms = last["case_id"].str.extract(MMA_SYNC_SF_IDS)
     mma_sf = last.assign(a="bida" + ms[0] + " tida" + ms[1], b="bidb" + ms[2] + " tidb" + ms[3]).dropna(
         subset=["a", "b"])
+    group_no = {i: g for g, idx in enumerate(groups.values(), 1) for i in idx}
     meta_rows = "".join(
-        f"<tr><td>{html.escape(lab)}</td><td>{html.escape(str(m.get('git_sha')))}</td>"
+        f"<tr><td>{html.escape(lab)}</td><td>{html.escape(sel['level'])}</td><td>{html.escape(sel['backend'])}</td>"
+        f"<td>{group_no[i]}: {html.escape(_rest(sel))}</td>"
+        f"<td>{html.escape(str(m.get('git_sha')))}</td>"
         f"<td>{html.escape(str(m.get('gpu', {}).get('name') or 'none'))}</td>"
         f"<td>{html.escape(str(m.get('toolchain', {}).get('ptxas')))}</td><td>{len(df)}</td>"
         f"<td>{int(df['status'].isin(BAD).sum())}</td></tr>"
-        for lab, (m, df) in zip(labels, runs, strict=True))
+        for i, (lab, sel, (m, df)) in enumerate(zip(labels, sels, runs, strict=True)))
+    trend_sections: list[str] = []
+    for g, (text, idx) in enumerate(groups.items(), 1):
+        sub = [runs[i] for i in idx]
+        trend_sections += [f"<h2 class='selection'>Selection {g}: {html.escape(text)} ({len(idx)} "
+                           f"run{'s' if len(idx) != 1 else ''})</h2>", *_trends(sub, [labels[i] for i in idx])]
+    if not runs:
+        trend_sections = ["<p class='nodata'>no runs given: no data</p>"]
+    latest = f" ({html.escape(labels[-1])}, selection {group_no[len(runs) - 1]})" if runs else ""
     return "".join([
         "<!doctype html><html><head><meta charset='utf-8'><title>mmacts history</title><style>",
         "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}",
         "td,th{border:1px solid #ccc;padding:3px 7px}.heat{margin-bottom:1em}",
-        ".heat td{text-align:center;min-width:48px}",
+        ".heat td{text-align:center;min-width:48px}.nodata{color:#666;font-style:italic}",
+        "h2.selection{border-top:2px solid #ccc;padding-top:0.6em}",
         "</style></head><body>",
         f"<h1>mmacts history: {len(runs)} runs</h1>",
-        "<table><tr><th>run</th><th>git</th><th>GPU</th><th>ptxas</th><th>cases</th><th>bad</th></tr>",
+        "<p>runs that ran different selections (level, backend, suites, -k, rows, arch, shard) ran different "
+        "cases: each selection has its own trend charts</p>",
+        "<table><tr><th>run</th><th>level</th><th>backend</th><th>selection</th><th>git</th><th>GPU</th>"
+        "<th>ptxas</th><th>cases</th><th>bad</th></tr>",
         meta_rows, "</table>",
-        "<h2>Pass rate per suite</h2>",
-        line_chart(by_suite, labels, "pass rate (pass / judged)", 1.0, ymin=None, percent=True),
-        "<h2>Pass rate per spec table</h2><p>cases citing a row of the table that passed, of those judged</p>",
-        rate_grid(by_table, labels, "pass rate per spec table"),
-        "<h2>Kernel time</h2>", line_chart(ktime, labels, "median kernel time per suite", unit=" us"),
-        "<h2>Failures in the latest run</h2>",
+        *trend_sections,
+        f"<h2>Failures in the latest run{latest}</h2>",
         heat_map(_cells(pairs, "atype", "btype"), "by type pair (rows atype, columns btype)"),
         heat_map(_cells(sfids, "sfa", "sfb"), "by SF ID, tcgen05 (rows SFA ID, columns SFB ID)"),
         heat_map(_cells(mma_sf, "a", "b"), "by SF selector, mma.sync (rows byte/thread ID of A, columns of B)"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from typing import Any
 
@@ -19,7 +20,11 @@ th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.timeout{color:#a01010;fo
 code{font-size:90%}.flake{color:#a05a00;font-weight:bold}
 table.wide{width:100%}table.wide td{vertical-align:top;overflow-wrap:anywhere}
 table.wide td:first-child{font-family:ui-monospace,monospace;font-size:85%;min-width:22em}
+td.hex,.hex{font-family:ui-monospace,monospace;font-size:85%}
 """
+_STATUS_COLOR = {"pass": "#2e8b2e", "flake": "#e08a00", "fail": "#c0392b", "error": "#8e1b1b", "timeout": "#d35400",
+                 "skip": "#b0b0b0", "xfail": "#8fa3bf", "observed": "#3b73b9"}
+_AMB = re.compile(r"\bAMB-[A-Z0-9][A-Z0-9-]*[A-Z0-9]\b")
 _REF = re.compile(r"^(T\d+)\.(\d+)$")
 
 
@@ -83,6 +88,158 @@ def _without_first(message: Any, first: Any) -> Any:
     return str(message)[m.end():] if m else message
 
 
+def status_chart(df: pd.DataFrame) -> str:
+    """One stacked bar per suite (and one for the whole run), a segment per status: inline SVG, no script."""
+    if df.empty:
+        return "<p>no cases: nothing to chart</p>"
+    groups = [("all", df)] + ([(str(s), p) for s, p in df.groupby("suite", dropna=False)] if df["suite"].nunique() > 1
+                              else [])
+    seen = [s for s in _STATUS_ORDER if (df["status"] == s).any()]
+    seen += sorted(set(df["status"].dropna()) - set(seen))
+    left, width, bar_h, gap, top = 190, 760, 20, 8, 8
+    h = top + (bar_h + gap) * len(groups) + 30
+    parts = [f"<svg id='status-chart' role='img' aria-label='cases per status' width='{left + width + 80}' "
+             f"height='{h}' xmlns='http://www.w3.org/2000/svg' font-size='12'>"]
+    for i, (name, part) in enumerate(groups):
+        y = top + (bar_h + gap) * i
+        weight = " font-weight='bold'" if name == "all" else ""
+        parts.append(f"<text x='{left - 8}' y='{y + 15}' text-anchor='end'{weight}>{html.escape(name[:28])}</text>")
+        counts = part["status"].value_counts()
+        x, total = float(left), len(part)
+        for st in seen:
+            n = int(counts.get(st, 0))
+            if not n:
+                continue
+            w = width * n / total
+            parts.append(f"<rect x='{x:.1f}' y='{y}' width='{max(w, 1):.1f}' height='{bar_h}' "
+                         f"fill='{_STATUS_COLOR.get(st, '#999')}'><title>{html.escape(name)}: {n} {st}</title></rect>")
+            if w >= 34:
+                parts.append(f"<text x='{x + w / 2:.1f}' y='{y + 15}' text-anchor='middle' fill='#fff'>{n}</text>")
+            x += w
+        parts.append(f"<text x='{left + width + 6}' y='{y + 15}'>{total}</text>")
+    ly = top + (bar_h + gap) * len(groups) + 14
+    for k, st in enumerate(seen):
+        lx = left + 95 * k
+        parts.append(f"<rect x='{lx}' y='{ly - 10}' width='12' height='12' fill='{_STATUS_COLOR.get(st, '#999')}'/>"
+                     f"<text x='{lx + 16}' y='{ly}'>{html.escape(st)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _obs_json(raw: Any) -> dict[str, Any]:
+    if raw is None or pd.isna(raw) or not str(raw).strip():
+        return {}
+    try:
+        obs = json.loads(str(raw))
+    except json.JSONDecodeError:
+        return {}
+    return obs if isinstance(obs, dict) else {}
+
+
+def _supports(obs: dict[str, Any]) -> str:
+    """Which hypothesis the measured answer supports: ``supports``/``reading``, else ``consistent_with``."""
+    for key in ("supports", "reading"):
+        if obs.get(key):
+            return str(obs[key])
+    details = obs.get("details") if isinstance(obs.get("details"), dict) else {}
+    cw = obs.get("consistent_with") or details.get("consistent_with")
+    if isinstance(cw, dict):
+        return "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" if isinstance(v, list) else f"{k}={v}"
+                         for k, v in cw.items())
+    return str(cw) if cw else ""
+
+
+def _hex_list(obs: dict[str, Any], show: int = 4) -> str:
+    bits = obs.get("measured_bits")
+    if not isinstance(bits, list) or not bits:
+        return ""
+    head = " ".join(f"0x{b}" if not str(b).startswith("0x") else str(b) for b in bits[:show])
+    return head + (f" ... ({len(bits)} values)" if len(bits) > show else "")
+
+
+def _hypothesis(message: str) -> str:
+    """``hypothesis for X: NAME; agrees with the hypothesis`` -> ``NAME (agrees)``."""
+    m = re.search(r"hypothesis for [^:;]+: ([^;]+); (agrees with the hypothesis|\d+ elements differ)", message)
+    if not m:
+        return ""
+    return f"{m.group(1).strip()} ({'agrees' if m.group(2).startswith('agrees') else m.group(2)})"
+
+
+def register_ids(assumes: Any, message: Any) -> str:
+    """The ambiguity-register entries a row rests on: its ``assumes`` column and any AMB-... its message names."""
+    ids = [a for a in str(assumes if pd.notna(assumes) else "").split() if a]
+    ids += [m for m in _AMB.findall(str(message if pd.notna(message) else "")) if m not in ids]
+    return " ".join(ids)
+
+
+def _decided_by() -> Any:
+    """case_id -> ``decides AMB-...``: the register entries whose ``decided_by`` names the case."""
+    try:
+        from mmacts.ambiguity import load_register
+        from mmacts.ambiguity.observe import pattern_matches
+
+        entries = [(e.id, e.decided_by) for e in load_register().entries]
+    except Exception:  # the page must still be written
+        return lambda case_id: ""
+
+    def find(case_id: str) -> str:
+        ids = [i for i, pats in entries if any(pattern_matches(p, case_id) for p in pats)]
+        return f"decides {' '.join(ids)}" if ids else ""
+    return find
+
+
+def observed_table(df: pd.DataFrame) -> list[str]:
+    """Probe answers as a table: what was measured, what it supports, which register entry it decides."""
+    obs = df[df["status"] == "observed"]
+    if obs.empty:
+        return []
+    decides = _decided_by()
+    rows = []
+    for rec in obs.head(500).to_dict("records"):
+        o = _obs_json(rec.get("observation"))
+        msg = str(rec.get("message") or "")
+        note = re.sub(r"^observation; ", "", msg)
+        rows.append({"case": rec["case_id"], "backend": rec.get("backend"),
+                     "answer": str(o["answer"]) if "answer" in o else "(no observation JSON: see note)",
+                     "supports": _supports(o) or _hypothesis(msg), "measured (hex)": _hex_list(o),
+                     "register": " ".join(x for x in (decides(str(rec["case_id"])),
+                                                      register_ids(rec.get("assumes"), msg)) if x),
+                     "note": note[:300]})
+    view = pd.DataFrame(rows)
+    view = view[[c for c in view.columns if c == "case" or (view[c].fillna("") != "").any()]]
+    more = f"<p>the first {len(view)} of {len(obs)} are shown</p>" if len(obs) > len(view) else ""
+    return [f"<h2 id='observed'>Observed answers ({len(obs)})</h2><p>probes of what the spec leaves open: "
+            "recorded, never judged</p>", more, _table(view, "wide obs")]
+
+
+def diagnosis(message: Any, first: Any = None) -> str:
+    """The suspected cause a failure message names: the part after ``N mismatches, first (...) got=... want=...``."""
+    msg = str(message) if message is not None and pd.notna(message) else ""
+    rest = _without_first(msg, first)
+    rest = str(rest) if rest is not None and pd.notna(rest) else ""
+    if rest == msg:  # first_mismatch not given or spelled otherwise: cut the lead up to its first '; '
+        m = re.match(r"^\d+ mismatches(, first [^;]*)?(; |$)", msg)
+        rest = msg[m.end():] if m else msg
+    return rest.strip() or "(no diagnosis in the message)"
+
+
+def failure_groups(bad: pd.DataFrame) -> list[str]:
+    """Failures with the same diagnosis together, most cases first."""
+    if bad.empty:
+        return []
+    keyed = bad.assign(diagnosis=[diagnosis(m, f) for m, f in zip(bad["message"], bad["first_mismatch"],
+                                                                  strict=True)])
+    keyed = keyed.assign(diagnosis=keyed["diagnosis"].str.slice(0, 400))
+    rows = []
+    for (diag, st), part in keyed.groupby(["diagnosis", "status"], sort=False):
+        ex = part["case_id"].head(3).tolist()
+        rows.append({"cases": len(part), "status": st, "diagnosis": diag,
+                     "examples": " ".join(ex) + (" ..." if len(part) > 3 else "")})
+    view = pd.DataFrame(rows).sort_values("cases", ascending=False, kind="stable")
+    return [f"<h3>Grouped by diagnosis ({len(view)} groups)</h3><p>each case's first mismatch (got and want as "
+            "values and fp32 hex) is in the table below</p>", _table(view)]
+
+
 def _flakes(df: pd.DataFrame) -> list[str]:
     """Cases that failed and then passed on a retry (``mmacts run --retries N``): not a pass, not a failure."""
     flaky = df[df["status"] == "flake"]
@@ -137,6 +294,7 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     by_table = _counts(spec_tables(df).drop_duplicates(["case_id", "table"]), "table")
     sections = [
         f"<h1>mmacts run</h1><p>{tot} cases: {summary}</p>",
+        status_chart(df),
         banner(df),
         "<h2>Run</h2>", _table(meta),
         "<h2>By suite</h2>", _table(_counts(df, "suite")),
@@ -146,8 +304,11 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
         (f"<p>the first {len(bad_view)} are shown; every one is in results.csv / results.parquet</p>"
          if len(bad) > len(bad_view) else ""),
+        *failure_groups(bad),
+        "<h3>Every failure</h3>" if len(bad) else "",
         _table(bad_view, "wide") if len(bad) else "<p>none</p>",
         *_flakes(df),
+        *observed_table(df),
         "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
         *_coverage_sections(df),
     ]

@@ -28,16 +28,33 @@ def load_results(run_dir: Path) -> pd.DataFrame:
     return to_frame(latest_by_case(read_jsonl(Path(run_dir) / "results.jsonl")))
 
 
+_JUNIT_PROPS = ("status", "backend", "executor", "device", "arch", "spec_rows", "assumes", "compare_mode")
+
+
+def _junit_properties(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    """``mmacts.<column>`` for the columns a CI dashboard filters on; empty ones left out."""
+    out = []
+    for col in _JUNIT_PROPS:
+        v = rec.get(col)
+        if v is None or (not isinstance(v, str) and pd.isna(v)) or str(v) == "":
+            continue
+        out.append((f"mmacts.{col}", str(v)))
+    return out
+
+
 def junit_xml(df: pd.DataFrame) -> str:
     """JUnit XML, one testsuite per suite, for CI dashboards that read it."""
     root = ET.Element("testsuites", name="mmacts")
     for suite, part in df.groupby("suite", dropna=False):
         ts = ET.SubElement(root, "testsuite", name=str(suite), tests=str(len(part)))
-        counts = {"failures": 0, "errors": 0, "skipped": 0}
+        counts = {"failures": 0, "errors": 0, "skipped": 0, "observed": 0}
         for rec in part.to_dict("records"):
             tc = ET.SubElement(ts, "testcase", classname=str(suite), name=str(rec["case_id"]),
                                time=str(rec["run_s"] if pd.notna(rec["run_s"]) else 0))
             st, msg = rec["status"], str(rec["message"] or "")
+            props = ET.SubElement(tc, "properties")
+            for name, value in _junit_properties(rec):
+                ET.SubElement(props, "property", name=name, value=value)
             if st == "fail":
                 ET.SubElement(tc, "failure", message=msg[:500]).text = msg
                 counts["failures"] += 1
@@ -51,8 +68,17 @@ def junit_xml(df: pd.DataFrame) -> str:
                 ET.SubElement(tc, "flakyFailure", message=msg[:500]).text = msg
                 n = int(rec["attempts"]) if pd.notna(rec.get("attempts")) else "?"
                 ET.SubElement(tc, "system-out").text = f"mmacts status flake: passed after {n} attempts"
+            elif st == "observed":  # a recorded answer, not a pass: no verdict element, said in a property and here
+                ET.SubElement(tc, "system-out").text = (
+                    f"mmacts status observed: a probe's answer, recorded and never judged (not a pass). {msg}").strip()
+                counts["observed"] += 1
+        observed = counts.pop("observed")
         for k, v in counts.items():
             ts.set(k, str(v))
+        if observed:  # testsuite attributes are fixed by the schema: the count goes in a property
+            sp = ET.Element("properties")
+            ET.SubElement(sp, "property", name="mmacts.observed", value=str(observed))
+            ts.insert(0, sp)
     return ET.tostring(root, encoding="unicode")
 
 
