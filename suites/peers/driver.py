@@ -46,6 +46,7 @@ REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("peers.cutlass.sm120.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-FP6-CONTAINER", "AMB-T37-BLANK-THREADID")),
     ("peers.triton.sm_100a.*e2m1*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.triton.sm_100a.*", ("AMB-SF-QUADRANT", "AMB-IDESC-M-FIELD", "AMB-BLOCK32-ALIAS")),
+    ("peers.triton.sm_100a.*tma5*", ("AMB-CP-SOURCE-WALK", "AMB-CP-MMA-ORDERING")),
     ("peers.triton.sm_120a.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-QUALIFIER-ORDER")),
 )
 """Case-id globs -> register entries whose reading the case exercises (the peers field's source)."""

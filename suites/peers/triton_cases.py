@@ -45,7 +45,7 @@ class TritonConfig:
     bm: int
     bn: int
     bk: int
-    load: str  # ptr | tma
+    load: str  # ptr | tma | tma5p / tma5t (tutorial 10: 5-D preshuffled scales by pointer / by TMA)
     b_major: str  # bK (K-major B) | bN (MN-major B)
     num_warps: int = 4
     num_stages: int = 3
@@ -91,6 +91,13 @@ def _configs() -> list[tuple[str, TritonConfig]]:
         for load in ("ptr", "tma"):
             add(S, arch, "e2m1", "e2m1", "ue4m3", 128, 128, 128, load, "bK")
             add(F, arch, "e2m1", "e2m1", "ue4m3", 128, 128, 256, load, "bK")
+    # tutorial 10: 5-D preshuffled scales, staged to tensor memory with tcgen05.cp (sm_100a only)
+    for load in ("tma5p", "tma5t"):
+        add(S, "sm_100a", "e4m3", "e4m3", "ue8m0", 128, 128, 128, load, "bK")
+        add(S, "sm_100a", "e2m1", "e2m1", "ue4m3", 128, 128, 256, load, "bK")
+        add(F, "sm_100a", "e2m1", "e2m1", "ue8m0", 128, 256, 256, load, "bK")
+        add(F, "sm_100a", "e4m3", "e2m1", "ue8m0", 128, 128, 128, load, "bK")
+        add(F, "sm_100a", "e4m3", "e4m3", "ue8m0", 256, 128, 128, load, "bK", num_warps=8)
     # (256, 256, *) is not a kernel: its accumulator needs 592 TMEM columns and Triton 3.9 compiles the body to trap
     for bm, bn, bk in ((128, 64, 128), (128, 256, 128), (128, 128, 256), (256, 128, 128), (128, 64, 256),
                        (256, 64, 256)):
@@ -174,6 +181,8 @@ def _compile(cfg: TritonConfig) -> dict[str, Any]:
     if cfg.load == "ptr":
         const.update(stride_ak=1, stride_cn=1)
         const["stride_bk" if cfg.b_major == "bK" else "stride_bn"] = 1
+    elif cfg.load.startswith("tma5"):
+        const["SCALE_TMA"] = cfg.load == "tma5t"
     else:
         const["B_KMAJOR"] = cfg.b_major == "bK"
     sig: dict[str, str] = {}
@@ -227,6 +236,15 @@ class TritonInputs:
     sb_codes: np.ndarray  # (N, K / group)
     a_mem: np.ndarray
     b_mem: np.ndarray
+    sa_mem: np.ndarray | None = None  # scales as stored (None: the 2-D codes)
+    sb_mem: np.ndarray | None = None
+
+
+def preshuffle_scales(s: np.ndarray) -> np.ndarray:
+    """``(MN, K / g)`` scales in Triton tutorial 10's 5-D layout ``(MN / 128, K / g / 4, 32, 4, 4)``:
+    element ``[i0, i1, i2, i3, i4]`` is ``s[128 i0 + 32 i3 + i2, 4 i1 + i4]``."""
+    mn, kg = s.shape
+    return np.ascontiguousarray(s.reshape(mn // 128, 4, 32, kg // 4, 4).transpose(0, 3, 2, 1, 4))
 
 
 def make_inputs(cfg: TritonConfig, seed: int, k_tiles: int = 2, grid: tuple[int, int] = (1, 1)) -> TritonInputs:
@@ -248,7 +266,10 @@ def make_inputs(cfg: TritonConfig, seed: int, k_tiles: int = 2, grid: tuple[int,
         b_mem = _pack_k(bt, 1) if cfg.fmt_b == "e2m1" else bt
     else:  # (K / packB, N)
         b_mem = _pack_k(b, 0) if cfg.fmt_b == "e2m1" else b
-    return TritonInputs(M, N, K, a, b, sa, sb, np.ascontiguousarray(a_mem), np.ascontiguousarray(b_mem))
+    x = TritonInputs(M, N, K, a, b, sa, sb, np.ascontiguousarray(a_mem), np.ascontiguousarray(b_mem))
+    if cfg.load.startswith("tma5"):
+        x.sa_mem, x.sb_mem = preshuffle_scales(sa), preshuffle_scales(sb)
+    return x
 
 
 def expected(cfg: TritonConfig, x: TritonInputs) -> np.ndarray:
@@ -259,8 +280,10 @@ def expected(cfg: TritonConfig, x: TritonInputs) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ run
 def launch_args(cfg: TritonConfig, meta: dict[str, Any], x: TritonInputs, rt: Any, nprog: int) -> tuple[list, Any]:
     """Kernel arguments in ``.param`` order (Triton appends the global and profile scratch pointers)."""
-    bufs = {"a_ptr": rt.to_device(x.a_mem), "b_ptr": rt.to_device(x.b_mem), "sa_ptr": rt.to_device(x.sa_codes),
-            "sb_ptr": rt.to_device(x.sb_codes)}
+    sa = x.sa_codes if x.sa_mem is None else x.sa_mem
+    sb = x.sb_codes if x.sb_mem is None else x.sb_mem
+    bufs = {"a_ptr": rt.to_device(x.a_mem), "b_ptr": rt.to_device(x.b_mem), "sa_ptr": rt.to_device(sa),
+            "sb_ptr": rt.to_device(sb)}
     c = rt.empty((x.M, x.N), np.float32)
     bufs["c_ptr"] = c
     pa = 2 if cfg.fmt_a == "e2m1" else 1
