@@ -67,7 +67,8 @@ FAULTS: tuple[KernelFault, ...] = (
     KernelFault("readback-loop-off-by-one", "the TMEM read-back loop runs one .x8 step too far", TC,
                 r"setp\.ge\.u32 %p13, %r46, %r43;", "setp.gt.u32 %p13, %r46, %r43;", "tcgen05_blockscale",
                 _tc(1)),
-    KernelFault("missing-wait-ld", "tcgen05.wait::ld removed: the stores read the load's registers early", TC,
+    KernelFault("missing-wait-ld", "tcgen05.wait::ld removed: the next .x8 load overwrites registers still being "
+                "loaded (anti-dependency) and dealloc may overtake the loads (9.7.16.6.4.5)", TC,
                 r"^\s*tcgen05\.wait::ld\.sync\.aligned;\n", "", "tcgen05_blockscale", _tc(1)),
     KernelFault("missing-proxy-fence", "fence.proxy.async removed after the shared-memory image copy", TC,
                 r"^\s*fence\.proxy\.async\.shared::cta;\n", "", "tcgen05_blockscale", _tc(1)),

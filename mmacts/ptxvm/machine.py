@@ -259,8 +259,11 @@ class Machine:
         """Raw stored bits of a register for the active threads (checks async-pending reads)."""
         if name in self.pending_regs:
             mask, src = self.pending_regs[name]
-            if mask[act].any():
-                raise VmHazard(f"register {name} read before tcgen05.wait::ld completed the load at {src.where()}")
+            # tcgen05.ld: a true register dependency is honoured without tcgen05.wait::ld (9.7.16.6.4.5);
+            # wgmma accumulators may not be read before their wgmma.wait_group (9.7.15.x)
+            if src.base != "tcgen05" and mask[act].any():
+                raise VmHazard(f"register {name} read before {src.base}'s wait completed the operation at "
+                               f"{src.where()}")
         try:
             reg = self.regs[name]
         except KeyError:
@@ -325,7 +328,11 @@ class Machine:
             bits = _resize(bits, ty, rty)
         self.regs[op.name][sel] = bits.view(rty.udtype) if bits.dtype != rty.udtype else bits
         if self.pending_regs and op.name in self.pending_regs:
-            self.pending_regs[op.name][0][act] = False
+            mask, src = self.pending_regs[op.name]
+            if src.base == "tcgen05" and mask[act].any():
+                raise VmHazard(f"register {op.name} written while the tcgen05.ld at {src.where()} that loads it is "
+                               f"not completed by tcgen05.wait::ld (an anti-dependency, 9.7.16.6.4.5)")
+            mask[act] = False
 
     def symbol_address(self, name: str) -> int:
         if name in self.shared_layout.offsets:

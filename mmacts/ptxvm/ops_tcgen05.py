@@ -273,6 +273,11 @@ def _alloc(m: Machine, ins: Instr, act: np.ndarray) -> None:
                                w[:1], ins)
                 m.smem_writer[cta, dst:dst + 4] = -1  # written by the tensor core, not the generic proxy
             elif op == "dealloc":
+                in_cta = m.cta == cta
+                for name, (mask, src) in m.pending_regs.items():
+                    if src.base == "tcgen05" and (mask & in_cta).any():
+                        raise VmHazard(f"tcgen05.dealloc while the tcgen05.ld at {src.where()} (into {name}) of CTA "
+                                       f"{m.ctas[cta]} is not completed by tcgen05.wait::ld (9.7.16.6.4.5)")
                 taddr = _uniform(m, m.read(ins.operands[0], U32, w), ins, "taddr")
                 ncols = _uniform(m, m.read(ins.operands[1], U32, w), ins, "nCols")
                 a.dealloc(taddr, ncols)

@@ -170,3 +170,20 @@ def test_tensor_memory_leak_and_unallocated_columns() -> None:
     mod = load_module(outside, "sm_100a")
     res = mod.launch("k", (1,), (128,), [mod.rt.to_device(np.zeros(4, np.uint32))] * 2)
     assert res.status == "error" and "not allocated" in res.message
+
+
+def _ld_kernel(between: str) -> str:
+    """Warp-wide tcgen05.st then tcgen05.ld of one cell per lane, ``between`` the load and its wait."""
+    body = _tc_kernel("  shl.b32 %r5, %r1, 21;\n")
+    return body.replace(
+        "  tcgen05.wait::st.sync.aligned;\n",
+        "  tcgen05.wait::st.sync.aligned;\n  tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r7}, [%r6];\n" + between +
+        "  tcgen05.wait::ld.sync.aligned;\n")
+
+
+def test_tcgen05_ld_true_dependency_needs_no_wait_but_an_anti_dependency_does() -> None:
+    ok = load_module(_ld_kernel("  add.u32 %r8, %r7, 1;\n"), "sm_100a")  # reads the destination: ordered (9.7.16.6.4.5)
+    assert ok.launch("k", (1,), (128,), [ok.rt.to_device(np.zeros(4, np.uint32))] * 2).status == "ok"
+    bad = load_module(_ld_kernel("  mov.u32 %r7, 5;\n"), "sm_100a")  # overwrites it before the wait
+    res = bad.launch("k", (1,), (128,), [bad.rt.to_device(np.zeros(4, np.uint32))] * 2)
+    assert res.status == "error" and "anti-dependency" in res.message

@@ -47,6 +47,7 @@ REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("peers.triton.sm_100a.*e2m1*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.triton.sm_100a.*", ("AMB-SF-QUADRANT", "AMB-IDESC-M-FIELD", "AMB-BLOCK32-ALIAS")),
     ("peers.triton.sm_100a.*tma5*", ("AMB-CP-SOURCE-WALK", "AMB-CP-MMA-ORDERING")),
+    ("peers.triton.sm_100a.*.chain.*", ("AMB-A-TMEM-LAYOUT",)),
     ("peers.triton.sm_120a.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-QUALIFIER-ORDER")),
 )
 """Case-id globs -> register entries whose reading the case exercises (the peers field's source)."""

@@ -40,6 +40,16 @@ def test_fp4_packing_and_reference_agree():
     assert np.isfinite(want).all() and np.count_nonzero(want) > want.size // 2
 
 
+def test_chain_data_is_exact_by_construction():
+    cfg = TC.TritonConfig("sm_100a", "e4m3", "e4m3", "ue8m0", 128, 64, 128, "chain", "bN")
+    x = TC.make_inputs(cfg, 5)
+    assert ((x.a_codes != 0).sum(axis=1) == 1).all()  # one 1.0 per row of A
+    p = TC.chain_intermediate(x)  # asserts P is exact in e4m3
+    assert p.shape == (128, 128) and np.count_nonzero(p) > p.size // 2
+    want = TC.expected(cfg, x)
+    assert want.shape == (128, 64) and np.isfinite(want).all() and np.count_nonzero(want) > want.size // 2
+
+
 @pytest.mark.skipif(not _have_triton(), reason="needs the peers extra (triton)")
 @pytest.mark.parametrize("case", SMOKE, ids=[c.case_id for c in SMOKE])
 def test_smoke_kernel_computes_exact_product(case):

@@ -14,7 +14,9 @@ Triton's grid, warps and shared memory, and returns ``(got, want, message)``.
 
 Data: element values with at most two significant bits and scales within 2^-1..2^1 (E8M0) or
 {0.5, 1, 1.5, 2} (UE4M3), so every partial sum is exact in fp32 whatever the accumulation order;
-``want`` is ``reference.gemm.block_scaled_gemm`` (the exact product, rounded once).
+``want`` is ``reference.gemm.block_scaled_gemm`` (the exact product, rounded once). The chained kernel
+(``load="chain"``, A of the second MMA in tensor memory) uses a one-hot A so the e4m3 intermediate P is exact;
+``want`` chains two reference products computed from the logical matrices.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class TritonConfig:
     bm: int
     bn: int
     bk: int
-    load: str  # ptr | tma | tma5p / tma5t (tutorial 10: 5-D preshuffled scales by pointer / by TMA)
+    load: str  # ptr | tma | tma5p / tma5t (tutorial 10: 5-D preshuffled scales by pointer / by TMA) | chain
     b_major: str  # bK (K-major B) | bN (MN-major B)
     num_warps: int = 4
     num_stages: int = 3
@@ -98,6 +100,9 @@ def _configs() -> list[tuple[str, TritonConfig]]:
         add(F, "sm_100a", "e2m1", "e2m1", "ue8m0", 128, 256, 256, load, "bK")
         add(F, "sm_100a", "e4m3", "e2m1", "ue8m0", 128, 128, 128, load, "bK")
         add(F, "sm_100a", "e4m3", "e4m3", "ue8m0", 256, 128, 128, load, "bK", num_warps=8)
+    # chained products: the second tcgen05.mma block_scale reads A (the e4m3 intermediate) from tensor memory
+    for bn in (128, 64):
+        add(S, "sm_100a", "e4m3", "e4m3", "ue8m0", 128, bn, 128, "chain", "bN")
     # (256, 256, *) is not a kernel: its accumulator needs 592 TMEM columns and Triton 3.9 compiles the body to trap
     for bm, bn, bk in ((128, 64, 128), (128, 256, 128), (128, 128, 256), (256, 128, 128), (128, 64, 256),
                        (256, 64, 256)):
@@ -183,7 +188,7 @@ def _compile(cfg: TritonConfig) -> dict[str, Any]:
         const["stride_bk" if cfg.b_major == "bK" else "stride_bn"] = 1
     elif cfg.load.startswith("tma5"):
         const["SCALE_TMA"] = cfg.load == "tma5t"
-    else:
+    elif cfg.load != "chain":
         const["B_KMAJOR"] = cfg.b_major == "bK"
     sig: dict[str, str] = {}
     for n in names:
@@ -238,6 +243,10 @@ class TritonInputs:
     b_mem: np.ndarray
     sa_mem: np.ndarray | None = None  # scales as stored (None: the 2-D codes)
     sb_mem: np.ndarray | None = None
+    # chain: the second product's operands, C = (P * sP) @ (D * sD) with P = (A * sA) @ (B * sB) in e4m3
+    d_codes: np.ndarray | None = None  # (K2, N), K2 = cfg.bk; stored row-major (MN-major)
+    sp_codes: np.ndarray | None = None  # (M, K2 / group)
+    sd_codes: np.ndarray | None = None  # (N, K2 / group)
 
 
 def preshuffle_scales(s: np.ndarray) -> np.ndarray:
@@ -247,7 +256,34 @@ def preshuffle_scales(s: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(s.reshape(mn // 128, 4, 32, kg // 4, 4).transpose(0, 3, 2, 1, 4))
 
 
+def make_chain_inputs(cfg: TritonConfig, seed: int, grid: tuple[int, int] = (1, 1)) -> TritonInputs:
+    """Data for ``dot_scaled_chain`` (one K tile): A is one-hot per row (a single 1.0), so P's row i is
+    row ``sel[i]`` of B times two E8M0 scales in 2^-1..2^1: values in {0, +-0.125 .. +-12} with at most two
+    significant bits, exact in e4m3, so the kernel's ``.to(float8e4nv)`` is exact whatever its rounding."""
+    assert cfg.load == "chain" and cfg.fmt_a == cfg.fmt_b == "e4m3" and cfg.scale == "ue8m0"
+    rng = np.random.default_rng(seed)
+    M, N, K, g = cfg.bm * grid[0], cfg.bn * grid[1], cfg.bk, cfg.group
+    onehot = np.zeros((M, K))
+    onehot[np.arange(M), rng.integers(0, K, size=M)] = 1.0
+    a = _codes(onehot, "e4m3")
+    b = _codes(rng.choice(_VALUES, size=(K, K)), "e4m3")
+    d = _codes(rng.choice(_VALUES, size=(K, N)), "e4m3")
+    sa, sb, sp, sd = (rng.integers(126, 129, size=(r, K // g)).astype(np.uint8) for r in (M, K, M, N))
+    return TritonInputs(M, N, K, a, b, sa, sb, a, np.ascontiguousarray(b), d_codes=d, sp_codes=sp, sd_codes=sd)
+
+
+def chain_intermediate(x: TritonInputs) -> np.ndarray:
+    """P = (A * sA) @ (B * sB) as e4m3 codes, from the logical matrices (checked exact)."""
+    p = G.block_scaled_gemm(x.a_codes, x.b_codes, x.sa_codes, x.sb_codes.T, kind="mxf8f6f4", a_fmt="e4m3",
+                            b_fmt="e4m3", scale_fmt="ue8m0").astype(np.float64)
+    codes = _codes(p, "e4m3")
+    assert (codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64) == p).all(), "P is not exact in e4m3"
+    return codes
+
+
 def make_inputs(cfg: TritonConfig, seed: int, k_tiles: int = 2, grid: tuple[int, int] = (1, 1)) -> TritonInputs:
+    if cfg.load == "chain":
+        return make_chain_inputs(cfg, seed, grid)
     rng = np.random.default_rng(seed)
     M, N, K = cfg.bm * grid[0], cfg.bn * grid[1], cfg.bk * k_tiles
     a = _codes(rng.choice(_VALUES, size=(M, K)), cfg.fmt_a)
@@ -273,6 +309,9 @@ def make_inputs(cfg: TritonConfig, seed: int, k_tiles: int = 2, grid: tuple[int,
 
 
 def expected(cfg: TritonConfig, x: TritonInputs) -> np.ndarray:
+    if cfg.load == "chain":
+        return G.block_scaled_gemm(chain_intermediate(x), x.d_codes, x.sp_codes, x.sd_codes.T, kind=cfg.kind,
+                                   a_fmt="e4m3", b_fmt=cfg.fmt_b, scale_fmt=cfg.scale).astype(np.float32)
     return G.block_scaled_gemm(x.a_codes, x.b_codes, x.sa_codes, x.sb_codes.T, kind=cfg.kind, a_fmt=cfg.fmt_a,
                                b_fmt=cfg.fmt_b, scale_fmt=cfg.scale).astype(np.float32)
 
@@ -284,6 +323,9 @@ def launch_args(cfg: TritonConfig, meta: dict[str, Any], x: TritonInputs, rt: An
     sb = x.sb_codes if x.sb_mem is None else x.sb_mem
     bufs = {"a_ptr": rt.to_device(x.a_mem), "b_ptr": rt.to_device(x.b_mem), "sa_ptr": rt.to_device(sa),
             "sb_ptr": rt.to_device(sb)}
+    if cfg.load == "chain":
+        bufs.update(d_ptr=rt.to_device(np.ascontiguousarray(x.d_codes)), sp_ptr=rt.to_device(x.sp_codes),
+                    sd_ptr=rt.to_device(x.sd_codes))
     c = rt.empty((x.M, x.N), np.float32)
     bufs["c_ptr"] = c
     pa = 2 if cfg.fmt_a == "e2m1" else 1

@@ -20,6 +20,11 @@ pointers (``tma5p``) or a 5-D TMA descriptor (``tma5t``), then ``reshape``/``tra
 recognises that layout and stages the scales through shared memory with
 ``tcgen05.cp.cta_group::1.warpx4.32x128b`` (the 2-D kernels above write them with ``tcgen05.st``).
 
+``dot_scaled_chain`` chains two products in one tile: ``P = (A * sA) @ (B * sB)`` rounded to e4m3, then
+``C = (P * sP) @ (D * sD)`` (``K`` of the second product is ``BLOCK_K``; B is ``[K, BLOCK_K]`` and D is
+``[BLOCK_K, N]``, both MN-major, one K tile). Triton keeps P in tensor memory and the second
+``tcgen05.mma ... block_scale`` reads its A operand from TMEM (``[a_tmem]`` instead of a descriptor).
+
 This module needs ``triton`` (the ``peers`` extra); nothing else in the project imports it.
 """
 
@@ -131,4 +136,28 @@ def dot_scaled_5d(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
 
 
-KERNELS = {"ptr": dot_scaled_ptr, "tma": dot_scaled_tma, "tma5p": dot_scaled_5d, "tma5t": dot_scaled_5d}
+@triton.jit
+def dot_scaled_chain(a_ptr, b_ptr, d_ptr, sa_ptr, sb_ptr, sp_ptr, sd_ptr, c_ptr, M, N, K,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                     FMT_A: tl.constexpr, FMT_B: tl.constexpr, GROUP: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)  # K of the first product (K == BLOCK_K)
+    offs_p = tl.arange(0, BLOCK_K)  # columns of P: K of the second product
+    offs_ks = tl.arange(0, BLOCK_K // GROUP)
+    a = tl.load(a_ptr + offs_m[:, None] * K + offs_k[None, :])
+    b = tl.load(b_ptr + offs_k[:, None] * BLOCK_K + offs_p[None, :])
+    d = tl.load(d_ptr + offs_p[:, None] * N + offs_n[None, :])
+    sa = tl.load(sa_ptr + offs_m[:, None] * (K // GROUP) + offs_ks[None, :])
+    sb = tl.load(sb_ptr + offs_p[:, None] * (K // GROUP) + offs_ks[None, :])
+    sp = tl.load(sp_ptr + offs_m[:, None] * (BLOCK_K // GROUP) + offs_ks[None, :])
+    sd = tl.load(sd_ptr + offs_n[:, None] * (BLOCK_K // GROUP) + offs_ks[None, :])
+    p = tl.dot_scaled(a, sa, FMT_A, b, sb, FMT_B).to(tl.float8e4nv)
+    acc = tl.dot_scaled(p, sp, "e4m3", d, sd, FMT_B)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+KERNELS = {"ptr": dot_scaled_ptr, "tma": dot_scaled_tma, "tma5p": dot_scaled_5d, "tma5t": dot_scaled_5d,
+           "chain": dot_scaled_chain}
