@@ -265,16 +265,28 @@ class Executor:
             from mmacts.backends import cuda_runtime
 
             cc = gpu.probe().compute_capability
-            batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
-                     if c.case_id not in self._cuda_results and c.case_id not in self._cuda_done
-                     and self.unsupported(driver, c, cc) is None] or [case]
-            if case not in batch:
-                batch.append(case)
+            batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
             module = cuda_runtime.load_module(mod.cubin if mod.cubin else mod.ptx)
-            results = driver.run_cuda(batch, inputs, module)
-            for c, i, r in zip(batch, inputs, results, strict=True):
-                self._cuda_results[c.case_id] = (r, i)
+            self._keep(batch, inputs, driver.run_cuda(batch, inputs, module))
+        return self._take(case)
+
+    def _pending(self, case: Case, fits: Any, limit: int | None = None) -> list[Case]:
+        """The cases of ``case``'s form not yet launched that ``fits`` accepts (at most ``limit``), ``case``
+        always among them: one batched launch (GPU or VM) serves them all."""
+        batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
+                 if c.case_id not in self._cuda_results and c.case_id not in self._cuda_done and fits(c)]
+        batch = batch[:limit] or [case]
+        if case not in batch:
+            batch = [*batch, case] if limit is None else [case, *batch[:limit - 1]]
+        return batch
+
+    def _keep(self, batch: list[Case], inputs: list[Any], results: list[LaunchResult]) -> None:
+        """Cache a batch's results until each case of it is executed."""
+        for c, i, r in zip(batch, inputs, results, strict=True):
+            self._cuda_results[c.case_id] = (r, i)
+
+    def _take(self, case: Case) -> tuple[LaunchResult, Any]:
         self._cuda_done.add(case.case_id)
         return self._cuda_results.pop(case.case_id)
 
@@ -284,21 +296,17 @@ class Executor:
         case by case, so a kernel fault is reported against the case that provokes it."""
         if case.case_id not in self._cuda_results:
             prof = vm_profile(driver, case)
-            batch = [c for c in self.all_cases.get(repr(case.form_key), [case])
-                     if c.case_id not in self._cuda_results and c.case_id not in self._cuda_done
-                     and vm_reason(driver, c) is None and vm_profile(driver, c) == prof][:VM_BATCH] or [case]
-            if case not in batch:
-                batch = [case, *batch[:-1]]
+            batch = self._pending(case, lambda c: vm_reason(driver, c) is None and vm_profile(driver, c) == prof,
+                                  VM_BATCH)
             inputs = [driver.make_inputs(c) for c in batch]
             results = driver.run_cuda(batch, inputs, self._vm_module(mod, case, prof))
             if len(batch) > 1 and any(r.status not in ("ok", "skip") for r in results):
                 results = [driver.run_cuda([c], [i], self._vm_module(mod, c, prof))[0]
                            for c, i in zip(batch, inputs, strict=True)]
-            for c, i, r in zip(batch, inputs, results, strict=True):
+            for r in results:
                 r.extra.setdefault("executor", "ptxvm")
-                self._cuda_results[c.case_id] = (r, i)
-        self._cuda_done.add(case.case_id)
-        return self._cuda_results.pop(case.case_id)
+            self._keep(batch, inputs, results)
+        return self._take(case)
 
     def _vm_module(self, mod: Assembled, case: Case, profile: dict[str, Any]) -> Any:
         from mmacts.ptxvm import load_module

@@ -255,6 +255,23 @@ class Machine:
             "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge", "%dynamic_smem_size",
             "%total_smem_size")
 
+    def mark_pending(self, names: Any, threads: np.ndarray, src: Instr) -> None:
+        """Registers ``names`` of ``threads`` are written by the asynchronous ``src`` (tcgen05.ld, wgmma) and
+        not complete until its wait (:meth:`clear_pending`); :meth:`reg_bits` / :meth:`write` police them."""
+        for name in names:
+            mask, _ = self.pending_regs.get(name, (np.zeros(self.T, dtype=bool), src))
+            mask[threads] = True
+            self.pending_regs[name] = (mask, src)
+
+    def clear_pending(self, names: Any, threads: np.ndarray) -> None:
+        """The wait that completes ``names`` of ``threads`` has executed."""
+        for name in list(names):
+            if name in self.pending_regs:
+                mask, _ = self.pending_regs[name]
+                mask[threads] = False
+                if not mask.any():
+                    del self.pending_regs[name]
+
     def reg_bits(self, name: str, act: np.ndarray) -> np.ndarray:
         """Raw stored bits of a register for the active threads (checks async-pending reads)."""
         if name in self.pending_regs:
@@ -459,6 +476,14 @@ class Machine:
             if sel.any():
                 out.append((sp, np.flatnonzero(sel), addrs[sel] - np.uint64(base)))
         return out
+
+    def hook(self, name: str, make: Callable[[Machine], Any]) -> Any:
+        """The per-chunk state of instruction family ``name`` (tensor memory, async queues, ...), made by
+        ``make(self)`` on first use; its ``on_<event>`` methods receive :meth:`notify` events."""
+        s = self.hooks.get(name)
+        if s is None:
+            s = self.hooks[name] = make(self)
+        return s
 
     def notify(self, event: str, *args: Any) -> None:
         for h in self.hooks.values():

@@ -147,11 +147,7 @@ class BulkState:
 
 
 def state(m: Machine) -> BulkState:
-    s = m.hooks.get("bulk")
-    if s is None:
-        s = BulkState()
-        m.hooks["bulk"] = s
-    return s
+    return m.hook("bulk", lambda _: BulkState())
 
 
 # ------------------------------------------------------------------------------------------ cp.async

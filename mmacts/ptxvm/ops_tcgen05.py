@@ -67,7 +67,6 @@ class Tcgen05State:
 
     def __init__(self, m: Machine) -> None:
         self.m = m
-        self.tmem: dict[int, np.ndarray] = {}
         self.alloc: dict[int, T.TmemAllocator] = {}
         self.queued: dict[int, list[AsyncOp]] = {}
         """Per issuing thread: ops issued and not yet committed."""
@@ -75,9 +74,7 @@ class Tcgen05State:
         self.seq = 0
         self._tmem_all: np.ndarray | None = None
         self._st_all: tuple[np.ndarray, np.ndarray] | None = None
-        self.st_line: dict[int, np.ndarray] = {}
         """Per CTA: line of the tcgen05.st that wrote each cell and is not yet waited for (0: none)."""
-        self.st_warp: dict[int, np.ndarray] = {}
         self.stores: list[tuple[int, int, np.ndarray, int]] = []
         """Generic shared-memory stores while ops are in flight: (seq, cta, flat byte indices, line)."""
 
@@ -85,26 +82,27 @@ class Tcgen05State:
     def tmem_of(self, cta: int) -> np.ndarray:
         """The CTA's tensor memory: a view into one (CTAs, 128, 512) array, so warp-collective
         accesses of many CTAs are one numpy gather (:func:`_ld_st_fast`)."""
-        t = self.tmem.get(cta)
-        if t is None:
-            t = self.tmem_all()[cta]
-            self.tmem[cta] = t
-        return t
+        return self.tmem_all()[cta]
 
     def tmem_all(self) -> np.ndarray:
         if self._tmem_all is None:
             self._tmem_all = np.full((len(self.m.ctas), LANES, COLS), POISON, dtype=np.uint32)
         return self._tmem_all
 
-    def st_arrays(self, cta: int) -> tuple[np.ndarray, np.ndarray]:
-        """(line, warp) of the unwaited tcgen05.st to each cell of ``cta`` (views into per-chunk arrays)."""
+    def st_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """(line, warp) of the unwaited tcgen05.st to each (CTA, lane, column) cell; line 0: none."""
         if self._st_all is None:
             shape = (len(self.m.ctas), LANES, COLS)
             self._st_all = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=np.int32))
-        if cta not in self.st_line:
-            self.st_line[cta] = self._st_all[0][cta]
-            self.st_warp[cta] = self._st_all[1][cta]
-        return self.st_line[cta], self.st_warp[cta]
+        return self._st_all
+
+    def allocated_columns(self) -> np.ndarray:
+        """bool (CTAs, 512): the columns each CTA's live allocations cover."""
+        out = np.zeros((len(self.m.ctas), COLS), dtype=bool)
+        for c, a in self.alloc.items():
+            for start, n in a.allocations.items():
+                out[c, start:start + n] = True
+        return out
 
     def allocator(self, cta: int) -> T.TmemAllocator:
         return self.alloc.setdefault(cta, T.TmemAllocator())
@@ -201,9 +199,10 @@ class Tcgen05State:
                     m.check_async_reads(cta, idx, f"the tcgen05 operation at {op.ins.where()}")
 
     def issue(self, t: int, op: AsyncOp) -> None:
-        for c in op.ctas:
-            if c in self.st_line and self.st_line[c].any():
-                op.unwaited_st[c] = self.st_line[c].copy()
+        if self._st_all is not None:
+            for c in op.ctas:
+                if self._st_all[0][c].any():
+                    op.unwaited_st[c] = self._st_all[0][c].copy()
         op.seq = self.seq
         self.seq += 1
         self.queued.setdefault(t, []).append(op)
@@ -216,11 +215,7 @@ class Tcgen05State:
 
 
 def state(m: Machine) -> Tcgen05State:
-    s = m.hooks.get("tcgen05")
-    if s is None:
-        s = Tcgen05State(m)
-        m.hooks["tcgen05"] = s
-    return s
+    return m.hook("tcgen05", Tcgen05State)
 
 
 def _cta_group(ins: Instr) -> int:
@@ -242,12 +237,14 @@ def _uniform(m: Machine, vals: np.ndarray, ins: Instr, what: str) -> int:
     return int(vals[0])
 
 
-def _check_cols(s: Tcgen05State, m: Machine, cta: int, cols: np.ndarray, ins: Instr) -> None:
-    a = s.allocator(cta)
-    for c in np.unique(cols):
-        if not a.allocated(int(c)):
-            raise VmError(f"{ins.base}.{ins.parts[1]} touches TMEM column {int(c)} of CTA {m.ctas[cta]}, "
-                          f"which is not allocated")
+def _check_cols(s: Tcgen05State, m: Machine, cta: np.ndarray | int, cols: np.ndarray, ins: Instr) -> None:
+    """Every (CTA, column) pair touched lies in a live allocation of that CTA (``cta`` broadcasts with ``cols``)."""
+    cta_b = np.broadcast_to(np.asarray(cta), np.shape(cols))
+    ok = s.allocated_columns()[cta_b, cols]
+    if not ok.all():
+        i = tuple(np.argwhere(~ok)[0])
+        raise VmError(f"{ins.base}.{ins.parts[1]} touches TMEM column {int(cols[i])} of CTA {m.ctas[int(cta_b[i])]}, "
+                      f"which is not allocated")
 
 
 # ------------------------------------------------------------------------------------------ handlers
@@ -341,9 +338,9 @@ def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
             else:
                 regs = np.stack([m.read(it, U32, w) for it in items], axis=1)
                 T.tcgen05_st(tm, regs, shape, num, taddr, warp_id=warp_id, unpack=pack, half_split=half)
-                sl, sw = s.st_arrays(cta)
-                sl[lanes, cols] = ins.line
-                sw[lanes, cols] = int(m.gwarp[w[0]])
+                line, warp = s.st_all()
+                line[cta, lanes, cols] = ins.line
+                warp[cta, lanes, cols] = int(m.gwarp[w[0]])
         except ValueError as exc:
             raise VmError(str(exc)) from None
         if is_ld:
@@ -351,10 +348,7 @@ def _ld_st(m: Machine, ins: Instr, act: np.ndarray) -> None:
                 raise VmError(f"{ins.opcode}: {len(items)} destination registers, the shape moves {vals.shape[1]}")
             for j, it in enumerate(items):
                 m.write(it, U32, w, vals[:, j])
-                if it.kind == "reg":
-                    mask, _ = m.pending_regs.get(it.name, (np.zeros(m.T, dtype=bool), ins))
-                    mask[w] = True
-                    m.pending_regs[it.name] = (mask, ins)
+            m.mark_pending([it.name for it in items if it.kind == "reg"], w, ins)
 
 
 _MAPS: dict[tuple[str, int, int | None], Any] = {}
@@ -396,15 +390,7 @@ def _ld_st_fast(m: Machine, s: Tcgen05State, ins: Instr, act: np.ndarray, shape:
         wid = int(warp_id[w])
         raise VmError(f"warp {wid} of CTA {m.ctas[int(cta[w])]} accesses TMEM lane {int(lanes[q][0])}, outside its "
                       f"lane quadrant {32 * (wid % 4)}-{32 * (wid % 4) + 31} (9.7.16.8.1)")
-    alloc = np.zeros((len(m.ctas), COLS), dtype=bool)
-    for c in np.unique(cta):
-        for start, n in s.allocator(int(c)).allocations.items():
-            alloc[int(c), start:start + n] = True
-    ok = alloc[cta[:, None, None], cols]
-    if not ok.all():
-        w = int(np.argwhere(~ok)[0][0])
-        raise VmError(f"{ins.base}.{ins.parts[1]} touches TMEM column {int(cols[~ok][0])} of CTA "
-                      f"{m.ctas[int(cta[w])]}, which is not allocated")
+    _check_cols(s, m, np.broadcast_to(cta[:, None, None], cols.shape), cols, ins)
     tm = s.tmem_all()
     cidx = np.broadcast_to(cta[:, None, None], lanes.shape)
     if is_ld:
@@ -417,21 +403,15 @@ def _ld_st_fast(m: Machine, s: Tcgen05State, ins: Instr, act: np.ndarray, shape:
         flat = vals.reshape(nw * 32, len(items))
         for j, it in enumerate(items):
             m.write(it, U32, act, flat[:, j])
-            if it.kind == "reg":
-                mask, _ = m.pending_regs.get(it.name, (np.zeros(m.T, dtype=bool), ins))
-                mask[act] = True
-                m.pending_regs[it.name] = (mask, ins)
+        m.mark_pending([it.name for it in items if it.kind == "reg"], act, ins)
     else:
         regs = np.stack([m.read(it, U32, act) for it in items], axis=1).reshape(nw, 32, len(items))
         if regs.shape[2] != lanes.shape[2]:
             raise VmError(f"{ins.opcode}: {len(items)} source registers, the shape moves {lanes.shape[2]}")
         tm[cidx, lanes, cols] = regs
-        s.st_arrays(int(cta[0]))
-        assert s._st_all is not None
-        s._st_all[0][cidx, lanes, cols] = ins.line
-        s._st_all[1][cidx, lanes, cols] = np.broadcast_to(m.gwarp[a[:, 0]][:, None, None], lanes.shape)
-        for c in np.unique(cta):
-            s.st_arrays(int(c))
+        line, warp = s.st_all()
+        line[cidx, lanes, cols] = ins.line
+        warp[cidx, lanes, cols] = np.broadcast_to(m.gwarp[a[:, 0]][:, None, None], lanes.shape)
     return True
 
 
@@ -444,11 +424,7 @@ def _wait(m: Machine, ins: Instr, act: np.ndarray) -> None:
             line, warp = s._st_all
             line[np.isin(warp, np.unique(m.gwarp[act])) & (line > 0)] = 0
     if ins.parts[1] == "wait::ld":
-        for name in list(m.pending_regs):
-            mask, _ = m.pending_regs[name]
-            mask[act] = False
-            if not mask.any():
-                del m.pending_regs[name]
+        m.clear_pending([n for n, (_, src) in m.pending_regs.items() if src.base == "tcgen05"], act)
 
 
 @handler("tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync")

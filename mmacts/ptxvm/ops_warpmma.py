@@ -92,11 +92,7 @@ class WgmmaState:
 
 
 def _wg_state(m: Machine) -> WgmmaState:
-    s = m.hooks.get("wgmma")
-    if s is None:
-        s = WgmmaState()
-        m.hooks["wgmma"] = s
-    return s
+    return m.hook("wgmma", lambda _: WgmmaState())
 
 
 def _warpgroups(m: Machine, act: np.ndarray) -> list[np.ndarray]:
@@ -123,13 +119,7 @@ def _wgmma(m: Machine, ins: Instr, act: np.ndarray) -> None:
             elif q.op == "commit_group":
                 g.commit()
             else:
-                n = int(ins.operands[0].value)
-                for name in g.wait(n):
-                    if name in m.pending_regs:
-                        mask, _ = m.pending_regs[name]
-                        mask[wg] = False
-                        if not mask.any():
-                            del m.pending_regs[name]
+                m.clear_pending(g.wait(int(ins.operands[0].value)), wg)
             continue
         _wgmma_issue(m, ins, wg, q, g)
 
@@ -158,6 +148,4 @@ def _wgmma_issue(m: Machine, ins: Instr, wg: np.ndarray, q: object, g: W.AsyncGr
         m.check_async_reads(cta, idx, f"wgmma at {ins.where()}")
     for j, it in enumerate(d.items):
         m.regs[it.name][wg] = np.asarray(new)[:, j].astype(m.regs[it.name].dtype)
-        mask, _ = m.pending_regs.get(it.name, (np.zeros(m.T, dtype=bool), ins))
-        mask[wg] = True
-        m.pending_regs[it.name] = (mask, ins)
+    m.mark_pending(names, wg, ins)

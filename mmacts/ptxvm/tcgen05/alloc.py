@@ -75,10 +75,6 @@ class TmemAllocator:
     def relinquish_alloc_permit(self) -> None:
         self.permit = False
 
-    def allocated(self, col: int) -> bool:
-        """Whether column ``col`` belongs to a live allocation."""
-        return any(s <= col < s + c for s, c in self.allocations.items())
-
     def leaks(self) -> list[tuple[int, int]]:
         """Live (start column, ncols) allocations, sorted."""
         return sorted(self.allocations.items())

@@ -330,18 +330,26 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
             out = acc.astype(np.float32).view(np.uint32)
     else:
         out = _numeric(arithmetic, a0, a1 if reps2 else None, bv, sa, sb, old, half, afmt, bfmt, vs, nsf)
-    keep = np.ones((m, n), dtype=bool)
+    write_d(tmems, fp, out, cta, dl, dc, disable_output_lane)
+    return fp
+
+
+def write_d(tmems: list[np.ndarray], fp: MmaFootprint, out: np.ndarray, cta: np.ndarray, lane: np.ndarray,
+            col: np.ndarray, disable_output_lane: list[int] | None) -> None:
+    """Store D (uint32 cells, shape (M, N)) at (cta, lane, col) in every CTA of the group, except the lanes
+    ``disable-output-lane`` masks (bit i = TMEM lane i; with cta_group::2, words 4-7 are the peer CTA's)."""
+    cg = len(tmems)
+    keep = np.ones(out.shape, dtype=bool)
     if disable_output_lane is not None:
         words = [int(w) & 0xFFFFFFFF for w in disable_output_lane]
         if len(words) != 4 * cg:
             raise ValueError(f"tcgen05.mma: disable-output-lane needs {4 * cg} words for cta_group::{cg}")
         bits = np.array([(words[i // 32] >> (i % 32)) & 1 for i in range(128 * cg)], dtype=bool)
-        keep = ~bits[cta * 128 + dl]
+        keep = ~bits[cta * 128 + lane]
     for v in range(cg):
         sel = (cta == v) & keep
-        tmems[v][dl[sel], dc[sel]] = out[sel]
-        fp.tmem_written[v][dl[sel], dc[sel]] = True
-    return fp
+        tmems[v][lane[sel], col[sel]] = out[sel]
+        fp.tmem_written[v][lane[sel], col[sel]] = True
 
 
 def _read_a_tmem(tmem: np.ndarray, addr: int, rows: int, k: int, kind: str, fmt: str, two_x_two: bool,

@@ -66,7 +66,7 @@ from mmacts.spec import queries as Q
 
 from . import collector as C
 from .decode import catalog, decode_idesc
-from .mma import HOLDER, SPARSE_META_VALID, MmaFootprint, values
+from .mma import HOLDER, SPARSE_META_VALID, MmaFootprint, values, write_d
 from .smem_operand import byte_ranges, read_operand
 from .tmem import LANES, split_taddr
 
@@ -378,15 +378,5 @@ def execute_mma_plain(*, kind: str, cta_group: int, tmems: list[np.ndarray], sme
                 out = acc.astype(np.float16).view(np.uint16).astype(np.uint32)
             else:
                 out = acc.astype(np.float32).view(np.uint32)
-    keep = np.ones((m, n), dtype=bool)
-    if disable_output_lane is not None:
-        words = [int(w) & 0xFFFFFFFF for w in disable_output_lane]
-        if len(words) != 4 * cg:
-            raise ValueError(f"tcgen05.mma: disable-output-lane needs {4 * cg} words for cta_group::{cg}")
-        bits = np.array([(words[i // 32] >> (i % 32)) & 1 for i in range(128 * cg)], dtype=bool)
-        keep = ~bits[cta * 128 + lane]
-    for v in range(cg):
-        sel = (cta == v) & keep
-        tmems[v][lane[sel], dc[sel]] = out[sel]
-        fp.tmem_written[v][lane[sel], dc[sel]] = True
+    write_d(tmems, fp, out, cta, lane, dc, disable_output_lane)
     return fp
