@@ -128,6 +128,8 @@ def _phases(marks: list[tuple[float, str, str]], t0: float, t1: float) -> dict[s
             out["  of which: workers finished"] = max(workers) - ctl["last_case"]
     if "finish" in ctl:
         out["reports and exit"] = t1 - ctl["finish"]
+        if "pytest_done" in cli:
+            out["  of which: test process exit"] = cli["pytest_done"] - ctl["finish"]
         if "reports_written" in cli and "pytest_done" in cli:
             out["  of which: reports"] = cli["reports_written"] - cli["pytest_done"]
     return out

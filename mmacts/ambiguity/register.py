@@ -324,13 +324,24 @@ def parse_register(data: Any, path: Path | None = None) -> Register:
     return Register(entries=entries, schema=SCHEMA_VERSION, path=path)
 
 
+_LOADED: dict[tuple[str, str], Register] = {}
+
+
 def load_register(path: str | Path | None = None) -> Register:
-    """Load and validate a register file (the packaged one by default)."""
+    """Load and validate a register file (the packaged one by default).
+
+    A file whose text this process has already parsed is not parsed again: a run's reports
+    and its cases' ``assumes`` column each ask for the register, and parsing took a quarter of
+    a second per ask on a GPU host. The value is immutable (frozen dataclasses, tuples).
+    """
     p = Path(path) if path is not None else REGISTER_PATH
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise RegisterError(f"cannot read register {p}: {exc.strerror or exc}") from None
+    key = (str(p), text)
+    if key in _LOADED:
+        return _LOADED[key]
     try:
         data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (C if available)
     except yaml.YAMLError as exc:
@@ -339,9 +350,12 @@ def load_register(path: str | Path | None = None) -> Register:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise RegisterError(f"register {p} is not valid YAML{at}: {problem}") from None
     try:
-        return parse_register(data, path=p)
+        reg = parse_register(data, path=p)
     except RegisterError as exc:
         raise RegisterError(f"{p.name}: {exc}") from None
+    _LOADED.clear()  # one register at a time is enough (the packaged one, or a test's file)
+    _LOADED[key] = reg
+    return reg
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,3 +117,17 @@ def test_unreadable_and_non_yaml_files(tmp_path):
 
 # The spec catalog's A01-A18 and the other side lists are checked against the register in
 # test_pointers.py (each names its register entries; the register's citations point back).
+
+
+def test_a_loaded_register_is_reused_only_while_its_text_is_unchanged(tmp_path):
+    """``load_register`` parses a file once per process (reports and every case's ``assumes`` ask
+    for it), but an edited file, even one edited within the same clock tick, is read afresh."""
+    path = tmp_path / "register.yaml"
+    path.write_text(REGISTER_PATH.read_text())
+    first = load_register(path)
+    assert load_register(path) is first
+    data = _raw()
+    data["entries"][0]["title"] = "edited " + data["entries"][0]["title"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    edited = load_register(path)
+    assert edited is not first and edited.entries[0].title.startswith("edited ")

@@ -154,6 +154,33 @@ def _check_resumable(run_dir: Path) -> None:
             raise UsageError(f"cannot resume: {exc}") from exc
 
 
+def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """Start a test process (the one place a run starts pytest: tests replace it)."""
+    return subprocess.Popen(argv, cwd=REPO_ROOT, env=env)
+
+
+def _call(argv: list[str], env: dict[str, str]) -> int:
+    """A test process, waited for; an interrupted CLI does not leave it running."""
+    with _start(argv, env) as proc:
+        try:
+            return proc.wait()
+        except BaseException:
+            proc.kill()
+            raise
+
+
+def _warm_reports() -> None:
+    """Import the report writer (pandas) and parse the register while the test process runs, when
+    this process would only wait: 0.5-1 s less between the last case and the reports on a GPU host."""
+    try:
+        import mmacts.report.write  # noqa: F401
+        from mmacts.ambiguity import load_register
+
+        load_register()
+    except Exception:  # noqa: S110 -- the reports say what is wrong, later
+        pass
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     _check_numbers(args)
     suites = _check_suites(args.suite)
@@ -202,25 +229,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
 
     from mmacts.report.atomic import write_text_atomic
-    from mmacts.report.runinfo import collect, now
-    from mmacts.report.write import write_reports
+    from mmacts.report.runinfo import SCHEMA, collect, now
 
     command = ["mmacts", *sys.argv[1:]]
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
                "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
                "require_gpu": require_gpu or None}
-    run = collect(REPO_ROOT, command, options)
-    if scheduler:
-        run["scheduler"] = scheduler
-    for warning in run.get("warnings", []):  # once per run, and in run.json
-        print(f"mmacts: warning: {warning}", file=sys.stderr)
-    check_made_on(baseline, run)
-    if old:  # a resumed run keeps its identity: first start, first command, its options
-        run.update(start=old.get("start"), command=old.get("command", command), options=old.get("options", options),
-                   resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
-    write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
-    pyargs = [sys.executable, "-m", "pytest", str(REPO_ROOT / "suites" / "test_cases.py"),
+    if not old:  # a run directory is resumable from the start, before its full description exists
+        write_text_atomic(run_dir / "run.json", json.dumps(
+            {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
+             "complete": False}, indent=2, default=str))
+    pyargs = [sys.executable, "-m", "mmacts.runner.pytest_main", str(REPO_ROOT / "suites" / "test_cases.py"),
               *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider",
               # quiet: no dots, no "N passed" (which would count observed cases as passed), no
               # tracebacks of failed cases (their record says it): mmacts prints progress and the summary
@@ -247,7 +267,6 @@ def cmd_run(args: argparse.Namespace) -> int:
           file=sys.stderr)
     if on_model:
         print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
-    progress = console.Progress(run_dir / "results.jsonl", console.selected_totals(suites, level, sel, shard))
     # Only the plugins a run needs (ours, and xdist by name above): a host's other pytest plugins
     # (hypothesis, benchmark, timeout, ...) cost every process of the run their imports (0.5-2 s).
     env = dict(os.environ, MMACTS_RESTARTABLE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
@@ -255,9 +274,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     # model backend 3x slower on a 2-core machine. An explicit setting is kept.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
+    # The test process starts first; this process describes the run (GPU probe, toolchain
+    # versions: CuPy's import and a CUDA call, ~1 s on a GPU host) and imports the report writer
+    # while pytest imports and collects, instead of before it.
     timing.mark("cli_ready", "cli")
-    with progress:
-        rc = subprocess.call(pyargs + (resume_arg if args.resume else []), cwd=REPO_ROOT, env=env)
+    with _start(pyargs + (resume_arg if args.resume else []), env) as proc:
+        try:
+            run = collect(REPO_ROOT, command, options)
+            if scheduler:
+                run["scheduler"] = scheduler
+            for warning in run.get("warnings", []):  # once per run, and in run.json
+                print(f"mmacts: warning: {warning}", file=sys.stderr)
+            check_made_on(baseline, run)
+            if old:  # a resumed run keeps its identity: first start, first command, its options
+                run.update(start=old.get("start"), command=old.get("command", command),
+                           options=old.get("options", options),
+                           resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
+            write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
+            with console.Progress(run_dir / "results.jsonl", console.selected_totals(suites, level, sel, shard)):
+                _warm_reports()
+                rc = proc.wait()
+        except BaseException:  # as subprocess.call: an interrupted CLI does not leave pytest running
+            proc.kill()
+            raise
+    from mmacts.report.write import write_reports
+
     restarted, last_count = False, -1
     while rc not in PYTEST_ENDED:
         # the test process died (a crash in a single process, or a poisoned CUDA context it ended
@@ -271,7 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         last_count, restarted = count, True
         print(f"mmacts: the test process died (exit {rc})" + (f" running {blamed}" if blamed else "")
               + "; resuming", file=sys.stderr)
-        rc = subprocess.call(pyargs + resume_arg, cwd=REPO_ROOT, env=env)
+        rc = _call(pyargs + resume_arg, env)
     if rc == 5 and not args.resume and not restarted:
         shutil.rmtree(run_dir, ignore_errors=True)
         what = sel.describe()
@@ -284,7 +325,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from mmacts.runner import expectations as gating
 
     def again(extra: list[str]) -> int:  # one more test process, for the retries of unexpected failures
-        rc = subprocess.call(pyargs + extra, cwd=REPO_ROOT, env=env)
+        rc = _call(pyargs + extra, env)
         if rc not in PYTEST_ENDED:
             _blame_inflight(run_dir, rc)
         return rc

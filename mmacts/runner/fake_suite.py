@@ -125,3 +125,20 @@ class FaultyDriver(FakeDriver):
 
 
 FAULTY_DRIVER = FaultyDriver()
+
+
+class EndedProcess:
+    """A test process that has already ended with exit 0: what ``cli._start`` returns in the
+    runner's tests that check the arguments a run starts pytest with, without running it."""
+
+    def __enter__(self) -> EndedProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def wait(self) -> int:
+        return 0
+
+    def kill(self) -> None:
+        return None

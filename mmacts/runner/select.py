@@ -135,12 +135,42 @@ class Selection:
         return out
 
 
+_SUITE_CASES: dict[tuple[str, str], tuple[Any, tuple[Any, ...]]] = {}
+"""(suite, level) -> (the driver asked, its cases): a run lists the cases two or three times
+(prepare_run, check_exact_names, the console's totals) and a suite's enumeration can cost."""
+
+
+def suite_cases(name: str, level: str) -> tuple[Any, ...]:
+    """``load_driver(name).cases(level)``, enumerated once per process and (suite, level).
+
+    The cases are shared: callers treat them as read-only (``Case`` is frozen). Only the
+    checkout's own suites are remembered; a suite from ``MMACTS_EXTRA_SUITES_DIR`` (the runner's
+    test doubles, which read the environment when listed) is asked every time. A different
+    driver object under the same name (a test that swaps it) is asked afresh, and
+    :func:`clear_case_cache` forgets everything.
+    """
+    from mmacts.runner.suites import SUITES_DIR, load_driver
+
+    driver = load_driver(name)
+    key = (name, level)
+    hit = _SUITE_CASES.get(key)
+    if hit is not None and hit[0] is driver:
+        return hit[1]
+    listed = tuple(driver.cases(level))
+    if (SUITES_DIR / name / "driver.py").is_file():
+        _SUITE_CASES[key] = (driver, listed)
+    return listed
+
+
+def clear_case_cache() -> None:
+    """Forget every suite's remembered cases (:func:`suite_cases`)."""
+    _SUITE_CASES.clear()
+
+
 def cases(suites: list[str], level: str, sel: Selection) -> Iterator[Any]:
     """The cases of ``suites`` at ``level`` that ``sel`` selects, in the order a run collects them."""
-    from mmacts.runner.suites import load_driver
-
     for name in suites:
-        for case in load_driver(name).cases(level):
+        for case in suite_cases(name, level):
             if case.in_level(level) and sel.matches(case):
                 yield case
 
@@ -150,12 +180,10 @@ def check_exact_names(suites: list[str], level: str, sel: Selection) -> None:
     a typo is one line naming what exists, not a run that silently selects less."""
     if not (sel.rows or sel.arch):
         return
-    from mmacts.runner.suites import load_driver
-
     archs: set[str] = set()
     refs: set[str] = set()
     for name in suites:
-        for case in load_driver(name).cases(level):
+        for case in suite_cases(name, level):
             if case.in_level(level):
                 archs.add(case.arch)
                 refs.update(case.spec_rows)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mmacts.runner import cli
+from mmacts.runner.fake_suite import EndedProcess
 
 
 def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str]:
@@ -87,7 +88,7 @@ def test_resume_keeps_the_shard_of_the_run(capsys: pytest.CaptureFixture, tmp_pa
     """``--resume`` completes the run it is given: a shard's run stays that shard (it must not pull
     in the other shards' cases) even when ``--shard`` is not typed again."""
     calls: list[list[str]] = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda argv, **kw: calls.append(list(argv)) or 0)
+    monkeypatch.setattr(cli, "_start", lambda argv, env: calls.append(list(argv)) or EndedProcess())
     rc, _ = _run(capsys, "run", "--suite", "descriptors", "--level", "smoke", "--backend", "model",
                  "--shard", "1/3", "--out", str(tmp_path))
     assert rc == 0

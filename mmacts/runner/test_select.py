@@ -9,8 +9,10 @@ import pytest
 
 from mmacts.report.records import read_jsonl
 from mmacts.runner import cli
+from mmacts.runner.fake_suite import EndedProcess
 
 SMOKE = ("--level", "smoke")
+
 
 
 def _list(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, list[str], str]:
@@ -73,7 +75,7 @@ def test_list_previews_exactly_what_run_runs(capsys: pytest.CaptureFixture, tmp_
 def test_resume_keeps_the_selection(capsys: pytest.CaptureFixture, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda argv, **kw: calls.append(list(argv)) or 0)
+    monkeypatch.setattr(cli, "_start", lambda argv, env: calls.append(list(argv)) or EndedProcess())
     assert cli.main(["run", "--suite", "descriptors", *SMOKE, "--backend", "model", "--rows", "T40.8",
                      "--arch", "sm_100a", "--out", str(tmp_path)]) == 0
     (run_dir,) = tmp_path.iterdir()

@@ -95,23 +95,15 @@ def recover_bs(form: BSForm, observations: Mapping[str, np.ndarray], *, tcgen05:
     missing = [p.name for p in fits if p.name not in observations]
     if missing:
         raise KeyError(f"fit probes missing from the observations: {', '.join(missing)}")
-    vs = [v for p in fits for v in vectors(p, form)]
-    x = stack_bs(form, vs)
-    measured = np.concatenate([to_bits(observations[p.name]) for p in fits])
-    cands = candidates(form, base)
-    prep = prepare(base, form, x)
-    preds = np.stack([to_bits(evaluate(c, form, x, prep)) for c in cands])
+    cands, preds, cols = _fit_grid(form, base)
     ok_all = np.ones(len(cands), dtype=bool)
-    lo = 0
     for p in fits:
-        hi = lo + len(vectors(p, form))
-        ok = np.all(preds[:, lo:hi] == measured[lo:hi], axis=1)
+        ok = np.all(preds[:, cols[p.name]] == to_bits(observations[p.name]), axis=1)
         ok_all &= ok
         consistent = [c for c, good in zip(cands, ok, strict=True) if good]
         marg = {f: _values(consistent, form, f) for f in p.features}
         answers[p.name] = _fmt(marg) if consistent else "no hypothesis reproduces this probe"
         details[p.name] = {"consistent_with": marg, "hypotheses_left": len(consistent)}
-        lo = hi
     survivors = [c for c, good in zip(cands, ok_all, strict=True) if good]
     features: dict[str, object] = {}
     for f in FIT_FEATURES:
@@ -138,9 +130,33 @@ def run_all_bs(form: BSForm, evaluator: BSEvaluator, *, tcgen05: bool = False) -
     return out
 
 
+@lru_cache(maxsize=32)
+def _fit_grid(form: BSForm, base: BSParams) -> tuple[tuple[BSParams, ...], np.ndarray, dict[str, slice]]:
+    """The fit grid's predicted bits [hypothesis, fit vector] on every fit vector of ``form`` and
+    each fit probe's columns, once per process and (form, direct features): they depend on the
+    fixed probe vectors only, not on what was measured, and every ``bs_recover`` case of the form
+    (mma.sync and tcgen05 share the forms) and every fit probe's own answer (a slice: the model
+    is evaluated row by row) reads them. Read-only."""
+    fits = fit_probes_for(form)
+    cols, lo = {}, 0
+    for p in fits:
+        n = len(vectors(p, form))
+        cols[p.name] = slice(lo, lo + n)
+        lo += n
+    x = stack_bs(form, [v for p in fits for v in vectors(p, form)])
+    cands = tuple(candidates(form, base))
+    prep = prepare(base, form, x)
+    preds = np.stack([to_bits(evaluate(c, form, x, prep)) for c in cands])
+    preds.setflags(write=False)
+    return cands, preds, cols
+
+
 @lru_cache(maxsize=64)
 def _probe_predictions(name: str, form: BSForm) -> tuple[tuple[BSParams, ...], np.ndarray]:
     p = next(q for q in BS_PROBES if q.name == name)
+    if p.kind == "fit" and p.applies(form, False):  # its columns of the shared grid
+        cands, preds, cols = _fit_grid(form, BSParams())
+        return cands, preds[:, cols[name]]
     cands = tuple(candidates(form))
     x = stack_bs(form, vectors(p, form))
     prep = prepare(BSParams(), form, x)

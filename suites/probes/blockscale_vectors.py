@@ -11,8 +11,9 @@ not values, because what a code means is one of the hypotheses being tested.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -147,22 +148,33 @@ def _split(form: BSForm, s: int) -> tuple[int, int] | None:
     return None
 
 
+_OFFSETS: tuple[int, ...] = tuple(sorted(range(-40, 40), key=lambda d: (abs(d + 2), d)))
+"""Scale exponents to try, relative to the top product's binade: nearest to ``top - 2`` first
+(ties: the lower one); the same order for every ``top``, so sorted once."""
+
+
 def _block_scale(form: BSForm, prods: Sequence[float], want: int | None) -> tuple[int, list[tuple[float, float]]]:
-    """A scale exponent s for one block and the element pairs of ``prods / 2**s``."""
+    """A scale exponent s for one block and the element pairs of ``prods / 2**s``: the first of
+    0, then top - 2, top - 3, top - 1, top - 4, ... (``_OFFSETS``) that every product factors under."""
     nz = [abs(p) for p in prods if p != 0]
     if want is not None:
-        order = [want]
+        order: Iterable[int] = (want,)
     elif not nz:
-        order = [0]
+        order = (0,)
     else:
         top = math.floor(math.log2(max(nz)))
-        order = [0] + sorted(range(top - 40, top + 40), key=lambda s: (abs(s - top + 2), s))
+        order = itertools.chain((0,), (top + d for d in _OFFSETS))  # lazily: most blocks stop early
     for s in order:
         if _split(form, s) is None:
             continue
-        pairs = [factor(math.ldexp(p, -s), form.etype) for p in prods]
-        if all(x is not None for x in pairs):
-            return s, pairs  # type: ignore[return-value]
+        pairs = []
+        for p in prods:  # stop at the first product that does not factor
+            pair = factor(math.ldexp(p, -s), form.etype)
+            if pair is None:
+                break
+            pairs.append(pair)
+        else:
+            return s, pairs
     raise ValueError(f"{form.tag}: products {prods} cannot share one scale block")
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from suites.probes.blockfma import BlockFMAParams, evaluate
+from suites.probes.blockfma import BlockFMAParams, evaluate_many
 from suites.probes.catalog import FIT_FEATURES, PROBES, Probe, fit_probes, probe
 from suites.probes.vectors import stack
 
@@ -74,9 +74,11 @@ def predictions(cands: Sequence[BlockFMAParams]) -> np.ndarray:
 def _grid(cands: tuple[BlockFMAParams, ...]) -> np.ndarray:
     """The grid's predictions on every fit vector, once per process: they depend on the fixed probe
     vectors only, not on what a device measured, and every recover case and every fit probe's own
-    answer (:func:`marginal_answer`, a slice of these rows) reads them (400 evaluations each before)."""
+    answer (:func:`marginal_answer`, a slice of these rows) reads them (400 evaluations each before).
+    The hypotheses are evaluated a group at a time (:func:`suites.probes.blockfma.evaluate_many`,
+    equal bit for bit to one :func:`~suites.probes.blockfma.evaluate` per hypothesis)."""
     a, b, c = fit_inputs()
-    bits = np.stack([to_bits(evaluate(p, a, b, c)) for p in cands])
+    bits = to_bits(evaluate_many(cands, a, b, c))
     bits.setflags(write=False)
     return bits
 
@@ -177,7 +179,7 @@ def _probe_predictions(name: str) -> tuple[tuple[BlockFMAParams, ...], np.ndarra
         if fit_name == name:
             return cands, _grid(cands)[:, lo:hi]
     a, b, c = stack(probe(name).vectors())
-    return cands, np.stack([to_bits(evaluate(p, a, b, c)) for p in cands])
+    return cands, to_bits(evaluate_many(cands, a, b, c))
 
 
 def marginal_answer(p: Probe, measured: np.ndarray) -> tuple[str, dict[str, object]]:

@@ -72,3 +72,30 @@ def test_inputs_are_exact_e4m3():
     a = np.array(v.a)
     assert np.array_equal(a.astype(ml_dtypes.float8_e4m3fn).astype(np.float64), a)
     assert float(np.dot(v.a, v.b)) == 1.875 * 2.0**15 - 1.5 * 2.0**-12
+
+
+@pytest.mark.parametrize("base", [BlockFMAParams(), BlockFMAParams(in_subnormals=False, zero_sign="ieee"),
+                                  BlockFMAParams(overflow="satfinite", min_exp_limit=-140),
+                                  BlockFMAParams(out_format="fp16")], ids=["default", "ftz-ieee", "sat", "fp16"])
+def test_evaluate_many_is_evaluate_bit_for_bit(base: BlockFMAParams) -> None:
+    """The grouped evaluation of the fit grid (``recover._grid``) equals one ``evaluate`` per
+    hypothesis on every probe vector (NaN/Inf/-0 included) and on random wide-range vectors."""
+    from suites.probes.blockfma import evaluate_many
+    from suites.probes.catalog import PROBES
+    from suites.probes.recover import candidates
+
+    a, b, c = stack([v for p in PROBES for v in p.vectors()])
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 256, size=(300, 64)).astype(np.uint8)
+    vals = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    ra, rb = vals[:, :32], vals[:, 32:]
+    rc = (rng.standard_normal(300) * 2.0 ** rng.integers(-140, 128, 300)).astype(np.float32).astype(np.float64)
+    rc[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    a, b, c = np.concatenate([a, ra]), np.concatenate([b, rb]), np.concatenate([c, rc])
+    cands = candidates(base)
+    with np.errstate(all="ignore"):
+        if base.out_format == "fp16":
+            c = c.astype(np.float16).astype(np.float64)
+        want = np.stack([evaluate(p, a, b, c) for p in cands])
+        got = evaluate_many(cands, a, b, c)
+    assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()

@@ -127,3 +127,23 @@ def test_grid_hypotheses_are_mostly_distinct():
     # of 240; the rest are equivalences on this form (e.g. a 13-bit window with a 23-bit output
     # where no probe carries into a binade that would round differently)
     assert len(distinct) >= 140
+
+
+@pytest.mark.parametrize("tag", list(FORMS))
+def test_a_fit_probe_reads_its_columns_of_the_shared_grid(tag):
+    """marginal_answer's predictions (columns of the grid every bs_recover case of the form shares)
+    equal the grid evaluated on that probe's vectors alone: the model is evaluated row by row."""
+    from suites.probes import blockscale_recover as R
+    from suites.probes.blockscale_model import evaluate, prepare
+    from suites.probes.blockscale_probes import vectors
+    from suites.probes.blockscale_vectors import stack_bs
+    from suites.probes.recover import to_bits
+
+    form = FORMS[tag]
+    for p in R.fit_probes_for(form):
+        cands, shared = R._probe_predictions(p.name, form)
+        assert cands == tuple(candidates(form))
+        x = stack_bs(form, vectors(p, form))
+        prep = prepare(BSParams(), form, x)
+        alone = np.stack([to_bits(evaluate(c, form, x, prep)) for c in cands[::7]])
+        assert np.array_equal(shared[::7], alone), p.name

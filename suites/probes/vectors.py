@@ -18,6 +18,9 @@ K = 32
 E4M3 = ml_dtypes.float8_e4m3fn
 E4M3_EMIN, E4M3_EMAX = -6, 8
 E4M3_NAN = float("nan")
+_E4M3_FINITE: frozenset[float] = frozenset(
+    float(x) for x in np.arange(256, dtype=np.uint8).view(E4M3).astype(np.float64) if np.isfinite(x))
+"""Every finite E4M3 value: ``x in _E4M3_FINITE`` is :func:`is_e4m3` of one finite float, without numpy."""
 
 
 def is_e4m3(x: np.ndarray) -> np.ndarray:
@@ -41,13 +44,13 @@ def factor(p: float) -> tuple[float, float]:
     mid = -((-ex) // 2)
     for ea in sorted(range(E4M3_EMIN, E4M3_EMAX + 1), key=lambda e: abs(e - mid)):
         eb = ex - ea
-        if E4M3_EMIN <= eb <= E4M3_EMAX and is_e4m3(np.array([sig * 2.0**ea])).all():
+        if E4M3_EMIN <= eb <= E4M3_EMAX and sig * 2.0**ea in _E4M3_FINITE:
             break
     else:
         raise ValueError(f"product {p!r} is outside the range of two E4M3 normals")
     a = float(np.copysign(sig * 2.0**ea, p))
     b = 2.0**eb
-    assert a * b == p and is_e4m3(np.array([a, b])).all()
+    assert a * b == p and a in _E4M3_FINITE and b in _E4M3_FINITE
     return a, b
 
 
