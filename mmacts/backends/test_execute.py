@@ -146,3 +146,52 @@ def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypa
     rec = ex.execute(Observing(), _case("sm_100a"))
     assert rec["status"] == "observed" and rec["compare_mode"] == "observe:model:some_hypothesis"
     assert rec["message"] == "PROBE x; agrees with the hypothesis"
+
+
+def _wgmma_batch() -> tuple[object, list[Case]]:
+    from mmacts.runner.suites import load_driver
+
+    driver = load_driver("hopper_validation")
+    form = next(c for c in driver.cases("full") if c.form["path"] == "wgmma" and c.recipe == "random").form_key
+    return driver, [c for c in driver.cases("full") if c.form_key == form][:4]
+
+
+_VERDICT = ("status", "mismatches", "first_mismatch", "compare_mode", "message")
+
+
+@pytest.mark.parametrize("threads", ["0", "3"])
+def test_a_batchs_expected_values_computed_side_by_side_give_the_same_records(
+        threads: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_expect_ahead``: each case is judged against its own answer whether the batch's answers
+    were computed in threads or one by one (a case given a batch-mate's answer fails here)."""
+    driver, cases = _wgmma_batch()
+    assert len({c.case_id for c in cases}) > 1
+    monkeypatch.setenv(execute.EXPECT_THREADS_ENV, threads)
+    ex = Executor("model", all_cases={repr(cases[0].form_key): cases})
+    recs = [ex.execute(driver, c) for c in cases]
+    assert not ex._expected  # every answer computed ahead was taken
+    monkeypatch.setenv(execute.EXPECT_THREADS_ENV, "0")
+    ref = Executor("model", all_cases={repr(cases[0].form_key): cases})
+    want = [ref.execute(driver, c) for c in cases]
+    assert [{k: r[k] for k in _VERDICT} for r in recs] == [{k: r[k] for k in _VERDICT} for r in want]
+    assert {r["status"] for r in recs} <= {"pass", "observed"}
+
+
+def test_an_exception_computing_an_answer_ahead_is_that_cases_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    driver, cases = _wgmma_batch()
+    bad = cases[1].case_id
+
+    class Broken:
+        def __getattr__(self, name: str) -> object:
+            return getattr(driver, name)
+
+        def expected(self, case: Case, inputs: object) -> object:
+            if case.case_id == bad:
+                raise ArithmeticError("reference broke on this case")
+            return driver.expected(case, inputs)
+
+    monkeypatch.setenv(execute.EXPECT_THREADS_ENV, "2")
+    ex = Executor("model", all_cases={repr(cases[0].form_key): cases})
+    recs = {c.case_id: ex.execute(Broken(), c) for c in cases}
+    assert recs[bad]["status"] == "error" and "reference broke on this case" in recs[bad]["message"]
+    assert all(r["status"] in ("pass", "observed") for cid, r in recs.items() if cid != bad)

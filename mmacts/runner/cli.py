@@ -16,9 +16,10 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
-from mmacts.backends.execute import BACKENDS
+from mmacts.backends import BACKENDS
 from mmacts.cases.model import LEVELS
 from mmacts.runner import select, timing
 from mmacts.runner.errors import UsageError  # one class, also under python -m mmacts.runner.cli
@@ -154,6 +155,26 @@ def _check_resumable(run_dir: Path) -> None:
             raise UsageError(f"cannot resume: {exc}") from exc
 
 
+def child_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a run's test processes."""
+    env = dict(environ, MMACTS_RESTARTABLE="1",
+               # Only the plugins a run needs (ours, and xdist by name): a host's other pytest plugins
+               # (hypothesis, benchmark, timeout, ...) cost every process of the run their imports (0.5-2 s).
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    # One BLAS thread per worker: xdist already uses the cores, and oversubscribed BLAS made the
+    # model backend 3x slower on a 2-core machine. An explicit setting is kept.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
+    if env.pop("PYTHONDONTWRITEBYTECODE", ""):
+        # Container images often forbid bytecode files next to the sources; then every test process
+        # compiled ~200 modules again (0.4 s each on an H100 host). Compiled files go to mmacts' own
+        # cache instead (an explicit PYTHONPYCACHEPREFIX is kept; an unwritable one costs nothing).
+        from mmacts.toolchain.cache import cache_dir
+
+        env.setdefault("PYTHONPYCACHEPREFIX", str(cache_dir().resolve() / "pycache"))
+    return env
+
+
 def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
     """Start a test process (the one place a run starts pytest: tests replace it)."""
     return subprocess.Popen(argv, cwd=REPO_ROOT, env=env)
@@ -267,13 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           file=sys.stderr)
     if on_model:
         print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
-    # Only the plugins a run needs (ours, and xdist by name above): a host's other pytest plugins
-    # (hypothesis, benchmark, timeout, ...) cost every process of the run their imports (0.5-2 s).
-    env = dict(os.environ, MMACTS_RESTARTABLE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    # One BLAS thread per worker: xdist already uses the cores, and oversubscribed BLAS made the
-    # model backend 3x slower on a 2-core machine. An explicit setting is kept.
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(var, "1")
+    env = child_env(os.environ)
     # The test process starts first; this process describes the run (GPU probe, toolchain
     # versions: CuPy's import and a CUDA call, ~1 s on a GPU host) and imports the report writer
     # while pytest imports and collects, instead of before it.

@@ -149,3 +149,16 @@ def test_list_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
                          timeout=120).stdout
     assert out.count("\n") == 2 and "rc=141" in out, out
     assert err.read_text() == ""
+
+
+def test_test_processes_keep_compiled_bytecode_where_the_host_forbids_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host with PYTHONDONTWRITEBYTECODE=1 (the GPU hosts' image) compiled every module in every
+    test process; their bytecode goes to mmacts' cache instead. Other hosts are left alone."""
+    monkeypatch.setenv("MMACTS_CACHE_DIR", str(tmp_path))
+    env = cli.child_env({"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"})
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPYCACHEPREFIX"] == str(tmp_path.resolve() / "pycache")
+    assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["OMP_NUM_THREADS"] == "1"
+    assert "PYTHONPYCACHEPREFIX" not in cli.child_env({"PATH": "/bin"})
+    mine = cli.child_env({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/mine"})
+    assert mine["PYTHONPYCACHEPREFIX"] == "/mine"
