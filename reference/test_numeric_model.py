@@ -125,7 +125,9 @@ def test_hmma_blocks_are_k_mod_4_pairs() -> None:
     blocks = NM.block_order(32, NM.MODELS["hmma_fp8_emulation"])
     assert [sorted(set(int(k) % 4 for k in blk)) for blk in blocks] == [[0, 1], [2, 3]]
     assert sorted(np.concatenate(blocks).tolist()) == list(range(32))
-    assert [len(b) for b in NM.block_order(64, NM.MODELS["hopper_wgmma_fp8"])] == [32, 32]
+    ks = np.arange(64)
+    assert [ks[b].tolist() for b in NM.block_order(64, NM.MODELS["hopper_wgmma_fp8"])] == [list(range(32)),
+                                                                                         list(range(32, 64))]
 
 
 def test_exact_rne_matches_fractions() -> None:

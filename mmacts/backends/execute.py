@@ -22,10 +22,8 @@ GPU is ``skip`` with the reason, an exception is ``error`` with its message.
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,22 +46,6 @@ def assumes_of(case: Case) -> tuple[str, ...]:
 
 VM_BATCH = 16
 """Cases of one form per VM launch: threads of all their CTAs run as one numpy vector."""
-
-EXPECT_THREADS_ENV = "MMACTS_EXPECT_THREADS"
-
-
-def expect_threads() -> int:
-    """Threads that compute a launch batch's expected values (``MMACTS_EXPECT_THREADS``, 0 = none).
-
-    Why: on a GPU host the kernels take microseconds and the reference's answers most of a case's
-    wall time (the wgmma numeric model: 13 ms a case on an H100 host, in one thread while 15
-    cores idled). The reference is numpy on whole arrays, which releases the GIL, so a batch's
-    answers computed side by side (and beside its launch) finish 2-4x sooner; each case still
-    takes its own answer, so records are identical either way."""
-    raw = os.environ.get(EXPECT_THREADS_ENV, "")
-    if raw.strip().isdigit():
-        return int(raw)
-    return min(8, os.cpu_count() or 1)
 
 
 def vm_reason(driver: Driver, case: Case) -> str | None:
@@ -107,8 +89,6 @@ class Executor:
     _modules: dict[tuple, Assembled] = field(default_factory=dict)
     _cuda_results: dict[str, tuple[LaunchResult, Any]] = field(default_factory=dict)
     _cuda_done: set[str] = field(default_factory=set)
-    _expected: dict[str, Future] = field(default_factory=dict)
-    _pool: ThreadPoolExecutor | None = None
     vm_trace: Any = None
     """A ``mmacts.ptxvm.trace.Tracer`` to attach to VM launches (``mmacts explain --trace``)."""
 
@@ -233,8 +213,6 @@ class Executor:
             inputs = driver.make_inputs(case)
             result = driver.run_model(case, inputs)
             out["executor"] = f"record-model ({vm_reason(driver, case)})"
-        if result.status != "ok" or result.got is None:
-            self._expected.pop(case.case_id, None)  # no comparison: the answer is not wanted
         if result.status == "timeout":
             return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
         if result.status == "skip":
@@ -245,8 +223,7 @@ class Executor:
             why = result.extra.get("reason") or result.extra.get("message") or "no output"
             return dict(out, status="error", kernel_us=result.kernel_us,
                         message=f"launch status {result.status!r}: {why}")
-        exp = self._expected.pop(case.case_id).result() if case.case_id in self._expected else \
-            driver.expected(case, inputs)
+        exp = driver.expected(case, inputs)
         cmp = compare(result.got, exp)
         out.update(
             status=cmp.status, mismatches=cmp.mismatches, max_abs_err=cmp.max_abs_err,
@@ -289,20 +266,9 @@ class Executor:
             cc = gpu.probe().compute_capability
             batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
-            self._expect_ahead(driver, batch, inputs)
             module = cuda_runtime.load_module(mod.cubin if mod.cubin else mod.ptx)
             self._keep(batch, inputs, driver.run_cuda(batch, inputs, module))
         return self._take(case)
-
-    def _expect_ahead(self, driver: Driver, batch: list[Case], inputs: list[Any]) -> None:
-        """Start computing the expected values of a batch's cases (see :func:`expect_threads`);
-        each case takes its own in :meth:`_run`, where an exception raised computing it is raised."""
-        if len(batch) < 2 or expect_threads() < 1:
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(expect_threads(), thread_name_prefix="mmacts-expected")
-        for c, i in zip(batch, inputs, strict=True):
-            self._expected[c.case_id] = self._pool.submit(driver.expected, c, i)
 
     def _pending(self, case: Case, fits: Any, limit: int | None = None) -> list[Case]:
         """The cases of ``case``'s form not yet launched that ``fits`` accepts (at most ``limit``), ``case``
@@ -332,7 +298,6 @@ class Executor:
             batch = self._pending(case, lambda c: vm_reason(driver, c) is None and vm_profile(driver, c) == prof,
                                   VM_BATCH)
             inputs = [driver.make_inputs(c) for c in batch]
-            self._expect_ahead(driver, batch, inputs)
             results = driver.run_cuda(batch, inputs, self._vm_module(mod, case, prof))
             if len(batch) > 1 and any(r.status not in ("ok", "skip") for r in results):
                 results = [driver.run_cuda([c], [i], self._vm_module(mod, c, prof))[0]
