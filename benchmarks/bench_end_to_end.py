@@ -44,6 +44,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -186,12 +187,18 @@ def _fastest(figs: list[Figure]) -> Figure:
     return min(ok, key=lambda f: f.wall_s) if ok else figs[0]
 
 
-def show_split(f: Figure, one: Figure | None, repeat: int = 1) -> None:
+def show_split(f: Figure, one: Figure | None, repeat: int = 1,
+               pairs: list[tuple[Figure, Figure]] | None = None) -> None:
     """Start-up and per-case wall (two-point), where the time went, and the kernel figures."""
     if not f.ok:
         return
     if repeat > 1:
         print(f"      (fastest of {repeat} runs each)", flush=True)
+        est = [(a.wall_s - b.wall_s) / (a.cases - b.cases) * 1e3 for a, b in pairs or []
+               if a.ok and b.ok and a.cases > b.cases]
+        if len(est) > 1:  # the spread says how far the machine's noise moves the two-point figure
+            print(f"      per case of each full/1-case pair: {', '.join(f'{x:.2f}' for x in est)} ms "
+                  f"(median {statistics.median(est):.2f})", flush=True)
     if one is not None and one.ok and f.cases > one.cases:
         startup = one.wall_s
         per_case_ms = (f.wall_s - one.wall_s) / (f.cases - one.cases) * 1e3
@@ -261,16 +268,23 @@ def main(argv: list[str] | None = None) -> int:
                 for label, backend, split in layers:
                     extra = ["--backend", backend, *(["-k", kexpr] if kexpr else [])]
                     times = max(1, args.repeat) if split else 1
-                    fig = _fastest([run_mmacts(label, base + extra, cache, work / "runs", args.timeout)
-                                    for _ in range(times)])
-                    show(fig)
-                    one = None
+                    fulls = [run_mmacts(label, base + extra, cache, work / "runs", args.timeout)]
+                    fig = fulls[0]
+                    ones: list[Figure] = []
                     if split and not args.no_fit and fig.ok and fig.cases > 1 and fig.first_id:
                         sel = f"{kexpr} and {fig.first_id}" if kexpr else fig.first_id
-                        one = _fastest([run_mmacts(f"{label}, 1 case", base + ["--backend", backend, "-k", sel],
-                                                   cache, work / "runs", args.timeout) for _ in range(times)])
+                        for i in range(times):  # alternated, so a drift in the machine's load hits both alike
+                            if i:
+                                fulls.append(run_mmacts(label, base + extra, cache, work / "runs", args.timeout))
+                            ones.append(run_mmacts(f"{label}, 1 case", base + ["--backend", backend, "-k", sel],
+                                                   cache, work / "runs", args.timeout))
+                    else:
+                        fulls += [run_mmacts(label, base + extra, cache, work / "runs", args.timeout)
+                                  for _ in range(times - 1)]
+                    fig = _fastest(fulls)
+                    show(fig)
                     if split:
-                        show_split(fig, one, times)
+                        show_split(fig, _fastest(ones) if ones else None, times, list(zip(fulls, ones, strict=False)))
         if not args.skip_whole:
             print(f"whole level {args.level}, every suite, --backend auto:", flush=True)
             cache = work / "cache-all"

@@ -13,9 +13,10 @@ export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GI
 timeout 240 python3 -m pytest -q -p no:cacheprovider mmacts/runner/test_faults.py > "$w/test_faults-on-device.txt" 2>&1
 echo "rc=$?" >> "$w/test_faults-on-device.txt"
 bench() { timeout 290 python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
-bench --suite hopper_validation -n gpus --repeat 3 > "$w/bench-hv-ngpus.txt"
-bench --suite probes -k sm_90a -n gpus --repeat 3 > "$w/bench-probes-sm90-ngpus.txt"
+bench --suite hopper_validation -n gpus --repeat 4 > "$w/bench-hv-ngpus.txt"
+bench --suite probes -k sm_90a -n gpus --repeat 4 > "$w/bench-probes-sm90-ngpus.txt"
+bench --suite probes -k sm_90a -n 2 --repeat 3 > "$w/bench-probes-sm90-n2.txt"
 bench --suite probes -n gpus --repeat 2 > "$w/bench-probes-all-ngpus.txt"
-bench --suite hopper_validation -n 2 --repeat 2 > "$w/bench-hv-n2.txt"
+bench --suite hopper_validation -n 2 --repeat 3 > "$w/bench-hv-n2.txt"
 ls -d suites/__pycache__ mmacts/__pycache__ >> "$w/env.txt" 2>&1
 tar -C "$w" -czf "$out/h100-startup.tar.gz" . && tail -n 5 "$w"/bench-*.txt "$w/test_faults-on-device.txt" && cat "$w/env.txt"
