@@ -280,6 +280,8 @@ def _append(out: Path, rec: dict) -> None:
     _WRITTEN.add(case_id)
     if "who" in _TIMES:
         _TIMES["last_case"] = time.time()
+        if timing.per_case():
+            timing.mark("case_written", _TIMES["who"], _TIMES["last_case"])
 
 
 _TIMES: dict = {}
@@ -328,6 +330,8 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     if "who" in _TIMES and "first_case" not in _TIMES and "[" in nodeid:
         _TIMES["first_case"] = True
         timing.mark("first_case", _TIMES["who"])
+    if "who" in _TIMES and timing.per_case():
+        timing.mark("case_start", _TIMES["who"])
     if config is None or hasattr(config, "workerinput") or config.pluginmanager.hasplugin("dsession"):
         return
     out = config.getoption("--mmacts-out")
@@ -395,8 +399,13 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
             f"to Python within {faults.hard_grace_s(limit):g} s more"), "process ended")
 
     try:
+        marks = timing.per_case()
         with faults.case_time_limit(limit, on_hard_timeout=hard_timeout):
+            if marks:
+                timing.mark("exec_start")
             rec = executor.execute(driver, case)
+            if marks:
+                timing.mark("exec_end")
     except faults.CaseTimeout as exc:
         try:
             backend = executor.choose(driver, case)[0]

@@ -21,6 +21,16 @@ def enabled() -> bool:
     return bool(os.environ.get(ENV))
 
 
+PER_CASE_ENV = "MMACTS_TIMING_CASES"
+
+
+def per_case() -> bool:
+    """Also mark every case (``MMACTS_TIMING_CASES=1``): ``case_start`` (pytest begins the item),
+    ``exec_start``/``exec_end`` (the executor), ``case_written`` (its record), for where a case's
+    wall time goes outside the executor."""
+    return bool(os.environ.get(ENV)) and os.environ.get(PER_CASE_ENV) == "1"
+
+
 def mark(name: str, who: str = "", at: float | None = None) -> None:
     """Append one mark (no-op unless ``MMACTS_TIMING`` is set; never raises)."""
     path = os.environ.get(ENV)
