@@ -208,6 +208,11 @@ def show_split(f: Figure, one: Figure | None, repeat: int = 1,
               f"per case {per_case_ms:.2f} ms beyond it (target <= {TARGET_PER_CASE_MS:g} ms: {ok_c}); "
               f"cpu: {one.cpu_s:.2f} s + {(f.cpu_s - one.cpu_s) / (f.cases - one.cases) * 1e3:.2f} ms/case",
               flush=True)
+    if f.cases:  # the same targets read as one bound on the whole level's wall
+        bound = TARGET_STARTUP_S + f.cases * TARGET_PER_CASE_MS / 1e3
+        print(f"      whole level {f.wall_s:.2f} s for {f.cases} cases; bound {TARGET_STARTUP_S:g} s + "
+              f"{f.cases} x {TARGET_PER_CASE_MS:g} ms = {bound:.2f} s: {'MEETS' if f.wall_s <= bound else 'MISSES'}",
+              flush=True)
     if f.phases:
         where = ", ".join(f"{k.strip()} {v:.2f} s" for k, v in f.phases.items())
         print(f"      where: {where}", flush=True)
