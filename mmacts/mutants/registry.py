@@ -37,6 +37,7 @@ from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem,
 TC = "tcgen05_blockscale"
 MS = "mma_sync_blockscale"
 DS = "descriptors"
+PE = "peers"
 
 
 # ------------------------------------------------------------------------------------------ case picks
@@ -524,6 +525,20 @@ def _swizzle_mutants() -> list[Mutant]:
             )
         )
     return out
+
+
+def _base32b_rows_mutants() -> list[Mutant]:
+    """Table 53's 8x4 atom of the 128B swizzle with 32B atoms (4 K rows per SBO step, AMB-T53-32B-ATOM-SIZE):
+    back to 8 rows per group, on each side alone."""
+    pick = lambda c: ".SW128_32B." in c.case_id  # noqa: E731  (CUTLASS's values for this layout: peers)
+    return [
+        Mutant("atom-rows-host.T53.1", "swizzle-host", "reference walk: 128B/32B-atom groups of 8 K rows, not 4",
+               ("T53.1",), edit_source(SMI, r'g = 4 if desc\.swizzle == "128B_base32B" else 8', "g = 8"), PE, pick,
+               limit=20),
+        Mutant("atom-rows-vm.T53.1", "swizzle-vm", "VM: 128B/32B-atom operands read with 8 K rows per SBO step",
+               ("T53.1",), setitem("mmacts.ptxvm.tcgen05.smem_operand", "MN_ATOM_ROWS", "128B_base32B", lambda _o: 8),
+               PE, pick, limit=20),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ scale factors
@@ -1323,6 +1338,7 @@ def all_mutants() -> list[Mutant]:
         _idesc_mutants()
         + _sdesc_mutants()
         + _swizzle_mutants()
+        + _base32b_rows_mutants()
         + _sf_mutants()
         + _atmem_mutants()
         + _dplace_mutants()

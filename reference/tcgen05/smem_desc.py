@@ -28,9 +28,10 @@ from dataclasses import dataclass, replace
 SWIZZLE_CODES: dict[str, int] = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
 SWIZZLE_NAMES: dict[int, str] = {v: k for k, v in SWIZZLE_CODES.items()}
 #: Table 41: the repeating pattern of each swizzle starts on this byte boundary.  The 32B-atom
-#: 128B swizzle is not listed by Table 41; its pattern (Swizzle<2,5,2>) repeats every 512 B,
-#: but it is given the 1024 B of the other 128B mode here (inference, see AMBIGUITIES).
-PATTERN_BYTES: dict[str, int] = {"128B": 1024, "64B": 512, "32B": 256, "128B_base32B": 1024, "none": 16}
+#: 128B swizzle is not listed by Table 41; its atom is Table 53's 8x4 (MN x K, 16-byte units):
+#: 4 K rows of 128 B = 512 B, which is also the period of its Swizzle<2,5,2> (reading "atom-512"
+#: of AMB-T53-32B-ATOM-SIZE, AMBIGUITIES.md SDESC-3; CUTLASS's Layout_MN_SW128_32B_Atom agrees).
+PATTERN_BYTES: dict[str, int] = {"128B": 1024, "64B": 512, "32B": 256, "128B_base32B": 512, "none": 16}
 #: Width of one swizzle row in bytes (16 for no swizzle = one core-matrix row).
 SWIZZLE_WIDTH: dict[str, int] = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
 
@@ -170,7 +171,8 @@ def base_offset_for(pattern_start: int, swizzle: str = "128B") -> int:
     (pattern start addr >> 0x7) & 0x7.
 
     Only the low log2(pattern/128) bits of the value matter to the swizzle (see
-    ``smem_image``), so for 64B/32B swizzle the formula and the "0 when aligned" rule agree.
+    ``smem_image``), so for 64B/32B swizzle and the 512-byte pattern of the 32B-atom 128B
+    swizzle the formula and the "0 when aligned" rule agree.
     """
     if int(pattern_start) % PATTERN_BYTES[swizzle] == 0:
         return 0

@@ -8,7 +8,8 @@ from cutlass-facts §3-§4 (see AMBIGUITIES in ``reference/tcgen05/__init__.py``
 Two deliberately separate code paths:
 
 * ``encode_operand`` builds the bytes the way a kernel author would: it cuts the matrix into
-  swizzle atoms (8 rows x swizzle-width bytes), permutes 16-byte chunks inside each atom with a
+  swizzle atoms (``ATOM_ROWS`` rows x swizzle-width bytes: 8 rows, but 4 K rows x 128 B = 512 B
+  for ``128B_base32B``, Table 53's 8x4), permutes 16-byte chunks inside each atom with a
   row/chunk XOR written in *atom coordinates*, and lays the atoms out in a chosen order.  It
   returns the bytes plus the canonical LBO/SBO of that placement (``OperandImage``).
 * ``decode_operand`` is the hardware model: it knows nothing about atoms; it takes the 64-bit
@@ -33,6 +34,13 @@ Element containers (``elem``):
 Majorness: ``major="K"`` -- rows are MN, the contiguous direction is K; ``major="MN"`` -- rows
 are K, the contiguous direction is MN.  Codes are always passed/returned as (MN, K) arrays.
 Swizzles: ``none``, ``32B``, ``64B``, ``128B``, ``128B_base32B`` (MN-major only, Table 53).
+
+``128B_base32B`` (128B swizzling with 32B atomicity, layout-type code 1) -- reading "atom-512" of
+AMB-T53-32B-ATOM-SIZE (AMBIGUITIES.md SDESC-3): Table 53 gives its atom as 8x4 128-bit elements
+(MN x K), i.e. 128 B along MN by 4 K rows = 512 B, where every other MN-major swizzle atom has
+8 K rows.  SBO therefore steps once per 4 K rows, the pattern repeats (and the base offset is
+counted) every 512 B, and K offsets that are multiples of 4 are valid MMA starts.  CUTLASS 4.2
+builds the same atom (Layout_MN_SW128_32B_Atom, SBO = 512 B for a dense tile).
 """
 
 from __future__ import annotations
@@ -53,6 +61,12 @@ from .smem_desc import (
 ELEMS = ("b8", "b16", "b32", "p4", "p6", "fp4x2")
 SWIZZLES = ("none", "32B", "64B", "128B", "128B_base32B")
 MAJORS = ("K", "MN")
+
+#: rows of one atom along the strided direction (MN rows for K-major, K rows for MN-major): the
+#: 8-row core-matrix group of 9.7.16.3.3 for every mode, except the 32B-atom 128B swizzle whose
+#: Table 53 atom is 8x4 (MN x K) 16-byte units = 4 K rows.  SBO (LBO for MN-major without
+#: swizzle) steps once per this many rows.
+ATOM_ROWS: dict[str, int] = {"none": 8, "32B": 8, "64B": 8, "128B": 8, "128B_base32B": 4}
 
 #: elements per 16-byte chunk (the spec's T = 128 / element bits, containers included)
 ELEMS_PER_CHUNK: dict[str, int] = {"b8": 16, "b16": 8, "b32": 4, "p4": 16, "p6": 16, "fp4x2": 32}
@@ -124,22 +138,24 @@ def _pack_rows(codes_rows: np.ndarray, elem: str, pad_value: int) -> np.ndarray:
 def _atom_chunk_permutation(swizzle: str) -> np.ndarray:
     """phys[rr, c] = physical 16-byte chunk of logical chunk c in atom row rr.
 
-    Written in atom coordinates (row rr of 8, chunk c of W/16), independently of the address-bit
-    XOR used by the decoder: 128B: c ^ rr; 64B: c ^ (rr >> 1); 32B: c ^ (rr >> 2);
-    128B_base32B: 32-byte unit (c >> 1) ^ (rr & 3), the 16-byte half kept.
+    Written in atom coordinates (row rr of ATOM_ROWS, chunk c of W/16), independently of the
+    address-bit XOR used by the decoder: 128B: c ^ rr; 64B: c ^ (rr >> 1); 32B: c ^ (rr >> 2)
+    (rr of 8); 128B_base32B: 32-byte unit (c >> 1) ^ rr, the 16-byte half kept (rr of 4: each
+    of the atom's 4 rows moves its four 32-byte units by a different amount).
     """
     w = SWIZZLE_WIDTH[swizzle] // 16
-    rr = np.arange(8)[:, None]
+    nrows = ATOM_ROWS[swizzle]
+    rr = np.arange(nrows)[:, None]
     c = np.arange(w)[None, :]
     if swizzle == "none":
-        return np.broadcast_to(c, (8, w)).copy()
+        return np.broadcast_to(c, (nrows, w)).copy()
     if swizzle == "128B":
         return c ^ rr
     if swizzle == "64B":
         return c ^ (rr >> 1)
     if swizzle == "32B":
         return c ^ (rr >> 2)
-    return (((c >> 1) ^ (rr & 3)) << 1) | (c & 1)
+    return (((c >> 1) ^ rr) << 1) | (c & 1)
 
 
 @dataclass(frozen=True)
@@ -147,7 +163,8 @@ class OperandImage:
     """What ``encode_operand`` built: where the tile is and how to describe it.
 
     ``stride_rows`` / ``stride_cols``: byte distance between neighbouring atoms along the row
-    direction (8-row groups) and along the contiguous direction (swizzle-width slices).
+    direction (groups of ``ATOM_ROWS[swizzle]`` rows: 8, or 4 K rows for ``128B_base32B``) and
+    along the contiguous direction (swizzle-width slices).
     ``desc`` is the descriptor for the whole tile starting at (mn=0, k=0).
     """
 
@@ -170,16 +187,19 @@ class OperandImage:
         """Descriptor word for an MMA whose operand starts at (mn_offset, k_offset).
 
         Only the start address moves (as CUTLASS's descriptor iterator does, cutlass-facts
-        §4.3); offsets must land on positions the canonical layout can start from.
+        §4.3); offsets must land on positions the canonical layout can start from: a whole atom
+        along the strided direction (8 rows; 4 K rows for ``128B_base32B``).
         """
         t = ELEMS_PER_CHUNK[self.elem]
         w = SWIZZLE_WIDTH[self.swizzle]
+        nrows = ATOM_ROWS[self.swizzle]
         if self.major == "K":
             along, rows_off = k_offset, mn_offset
         else:
             along, rows_off = mn_offset, k_offset
-        if rows_off % 8:
-            raise ValueError("offset along the 8-row direction must be a multiple of 8")
+        if rows_off % nrows:
+            raise ValueError(f"offset along the strided direction must be a multiple of {nrows} rows "
+                             f"(one {self.swizzle} atom)")
         if (along * 16) % t:
             raise ValueError("offset along the contiguous direction must be a whole byte")
         byte_off = along * 16 // t
@@ -188,7 +208,7 @@ class OperandImage:
                 raise ValueError(f"contiguous offset {byte_off} B must be a multiple of {w} B here")
         start = (
             self.base_address
-            + (rows_off // 8) * self.stride_rows
+            + (rows_off // nrows) * self.stride_rows
             + (byte_off // w) * self.stride_cols
             + byte_off % w
         )
@@ -216,7 +236,8 @@ def encode_operand(
 
       K-major:  SBO = 8-row-group stride; LBO = K-chunk stride (no swizzle) or 16 ("assumed 1")
       MN-major: no swizzle: LBO = 8-K-row-group stride, SBO = MN 16-byte-chunk stride;
-                swizzled:   LBO = MN swizzle-atom stride, SBO = 8-K-row-group stride
+                swizzled:   LBO = MN swizzle-atom stride, SBO = K-atom stride (8 K rows;
+                4 K rows = 512 B for ``128B_base32B``, Table 53 8x4)
 
     ``base_address`` must be 16-byte aligned (128 for swizzles); if it is not on the Table 41
     pattern boundary the descriptor's base offset is set from it (9.7.16.4.1).
@@ -235,18 +256,19 @@ def encode_operand(
     rows, length = rows_codes.shape
     t = ELEMS_PER_CHUNK[elem]
     w = SWIZZLE_WIDTH[swizzle]
+    nrows = ATOM_ROWS[swizzle]
     row_bytes = length * 16 // t if (length * 16) % t == 0 else None
-    if rows % 8 or row_bytes is None or row_bytes % w:
+    if rows % nrows or row_bytes is None or row_bytes % w:
         raise ValueError(
-            f"{'MN' if major == 'K' else 'K'} extent {rows} must be a multiple of 8 and the "
+            f"{'MN' if major == 'K' else 'K'} extent {rows} must be a multiple of {nrows} and the "
             f"contiguous extent ({length} elements) a multiple of {w} bytes for swizzle {swizzle!r}"
         )
     align = 128 if swizzle != "none" else 16
     if base_address % align:
         raise ValueError(f"base_address must be {align}-byte aligned for swizzle {swizzle!r}")
     data = _pack_rows(rows_codes, elem, pad_value)  # (rows, row_bytes)
-    n_row_atoms, n_col_atoms = rows // 8, row_bytes // w
-    atom_bytes = 8 * w
+    n_row_atoms, n_col_atoms = rows // nrows, row_bytes // w
+    atom_bytes = nrows * w
     rows_are_mn = major == "K"
     mn_fast = atom_order == "mn"
     if rows_are_mn == mn_fast:  # row-direction atoms are contiguous
@@ -254,10 +276,10 @@ def encode_operand(
     else:
         stride_rows, stride_cols = atom_bytes * n_col_atoms, atom_bytes
     # (row_atom, rr, col_atom, chunk, byte)
-    blocks = data.reshape(n_row_atoms, 8, n_col_atoms, w // 16, 16)
-    perm = _atom_chunk_permutation(swizzle)  # (8, chunks)
+    blocks = data.reshape(n_row_atoms, nrows, n_col_atoms, w // 16, 16)
+    perm = _atom_chunk_permutation(swizzle)  # (nrows, chunks)
     phys = np.empty_like(blocks)
-    rr = np.arange(8)[:, None]
+    rr = np.arange(nrows)[:, None]
     phys[:, rr, :, perm, :] = blocks[:, rr, :, np.arange(w // 16)[None, :], :]
     nbytes = n_row_atoms * n_col_atoms * atom_bytes
     size = base_address + nbytes if smem_size is None else smem_size
@@ -265,7 +287,7 @@ def encode_operand(
         raise ValueError("smem_size too small for the tile")
     smem = np.zeros(size, dtype=np.uint8)
     ia = np.arange(n_row_atoms)[:, None, None, None, None]
-    ir = np.arange(8)[None, :, None, None, None]
+    ir = np.arange(nrows)[None, :, None, None, None]
     ja = np.arange(n_col_atoms)[None, None, :, None, None]
     jc = np.arange(w // 16)[None, None, None, :, None]
     jb = np.arange(16)[None, None, None, None, :]
@@ -320,6 +342,9 @@ def walk_addresses(desc: SmemDesc, rows: int, row_bytes: int, major: str) -> np.
     MN-major (rows = K, bytes along MN):
       no swizzle  ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)): (k%8)*16 + (k//8)*LBO + (b%16) + (b//16)*SBO
       swizzle W   ((T,W/16,m),(8,k)):((1,T,LBO),(W/16 T,SBO)): (k%8)*W + (k//8)*SBO + (b%W) + (b//W)*LBO
+      128B_base32B ((T,8,m),(4,k)):((1,T,LBO),(8T,SBO)):     (k%4)*128 + (k//4)*SBO + (b%128) + (b//128)*LBO
+                  (9.7.16.3.3 lists no canonical layout for it; Table 53's 8x4 atom has 4 K rows,
+                  so SBO steps per 4 K rows -- reading "atom-512" of AMB-T53-32B-ATOM-SIZE)
     followed by ``apply_swizzle``.
     """
     r = np.arange(rows, dtype=np.int64)[:, None]
@@ -344,7 +369,8 @@ def walk_addresses(desc: SmemDesc, rows: int, row_bytes: int, major: str) -> np.
         if desc.swizzle == "none":
             addr = start + (r % 8) * 16 + (r // 8) * lbo + (b % 16) + (b // 16) * sbo
         else:
-            addr = start + (r % 8) * w + (r // 8) * sbo + (b % w) + (b // w) * lbo
+            g = 4 if desc.swizzle == "128B_base32B" else 8  # K rows per SBO step (Table 53 atom)
+            addr = start + (r % g) * w + (r // g) * sbo + (b % w) + (b // w) * lbo
     else:
         raise ValueError(f"major must be one of {MAJORS}")
     return apply_swizzle(np.broadcast_to(addr, (rows, row_bytes)), desc.swizzle, desc.base_offset)
@@ -466,6 +492,7 @@ __all__ = [
     "ELEMS_PER_CHUNK",
     "CODE_BITS",
     "SWIZZLE_BMS",
+    "ATOM_ROWS",
     "OperandImage",
     "encode_operand",
     "decode_operand",

@@ -66,6 +66,9 @@ def test_base_offset_rule():
     assert base_offset_for(0x480, "128B") == 1
     assert base_offset_for(0x200, "64B") == 0  # on its 512-B boundary
     assert base_offset_for(0x280, "64B") == 5  # (0x280 >> 7) & 7
+    # 128B with 32B atoms: Table 53 atom 8x4 = 512 B (AMB-T53-32B-ATOM-SIZE reading "atom-512")
+    assert base_offset_for(0x200, "128B_base32B") == 0
+    assert base_offset_for(0x480, "128B_base32B") == 1
 
 
 _al16 = st.integers(0, (1 << 14) - 1).map(lambda v: v << 4)

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .smem_desc import decode_smem_desc, encode_smem_desc
+from .smem_desc import PATTERN_BYTES, base_offset_for, decode_smem_desc, encode_smem_desc
 from .smem_image import (
+    ATOM_ROWS,
     CODE_BITS,
     ELEMS,
     SWIZZLE_WIDTH,
@@ -21,6 +22,7 @@ from .smem_image import (
     encode_sf_atoms,
     sf_atom_desc,
     sf_atom_offsets,
+    walk_addresses,
 )
 
 _DT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 4: np.uint8, 6: np.uint8}
@@ -185,6 +187,122 @@ def test_128b_base32b_known_position():
     assert smem[3 * 128 + ((1 ^ 3) * 32) + 16 + 5] == 0xC3
 
 
+# --- 128B swizzle with 32B atomicity: Table 53 atom 8x4 = 4 K rows x 128 B = 512 B ----------------
+#
+# Facts pinned here (reading "atom-512" of AMB-T53-32B-ATOM-SIZE, AMBIGUITIES.md SDESC-3):
+#  * PTX ISA Table 53: atom "8x4" in 128-bit elements, (MN extent) x (K extent), i.e. 128 B along MN
+#    by 4 K rows; every other MN-major atom (8x8, 4x8, 2x8, 1x8) has 8 K rows.
+#  * Inside the atom the 32-byte units of K row j are XORed with j (Swizzle<2,5,2>: address bits
+#    [5,7) ^= bits [7,9)), so the pattern repeats every 512 B.
+#  * CUTLASS 4.2 (make_umma_desc on Layout_MN_SW128_32B_Atom) builds SBO = 512 B for a dense tile,
+#    and puts element (n=0, k=8) at byte 1024; the peers suite saw descriptor 0x2000402001000800
+#    (start 0x8000, LBO 4096, SBO 512) for a b16 MN-major tile of K = 32 (register entry).
+
+
+def _swz252(byte_off: np.ndarray) -> np.ndarray:
+    """Swizzle<2,5,2> on byte offsets from a 512-byte pattern boundary (test-side, from the facts)."""
+    return byte_off ^ (((byte_off >> 7) & 3) << 5)
+
+
+def _sw32_oracle(mn, k, eb, lbo, sbo):
+    """Byte offset of element (n, kk): rows of 128 B, 4 K rows per SBO step, 128-B MN slices LBO apart."""
+    n, kk = np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")
+    byte = n * eb
+    return _swz252((kk % 4) * 128 + (kk // 4) * sbo + (byte % 128) + (byte // 128) * lbo)
+
+
+def test_128b_base32b_atom_constants():
+    assert ATOM_ROWS["128B_base32B"] == 4
+    assert all(ATOM_ROWS[sw] == 8 for sw in SWIZZLES if sw != "128B_base32B")
+    assert PATTERN_BYTES["128B_base32B"] == 512
+    assert base_offset_for(0x200, "128B_base32B") == 0  # on its 512-B boundary
+    assert base_offset_for(0x600, "128B_base32B") == 0
+    assert base_offset_for(0x280, "128B_base32B") == 5  # (0x280 >> 7) & 7
+    assert base_offset_for(0x100, "128B_base32B") == 2
+
+
+@pytest.mark.parametrize("elem, eb", [("b32", 4), ("b16", 2)])
+def test_128b_base32b_k_rows_step_sbo_every_4(elem, eb):
+    # one MN atom wide (128 B), K = 16 rows = four 4-row atoms, K neighbours together (CUTLASS)
+    mn, k = 128 // eb, 16
+    codes = np.arange(mn * k).reshape(mn, k).astype(_DT[8 * eb])
+    smem, img = encode_operand(codes, major="MN", swizzle="128B_base32B", elem=elem, atom_order="k")
+    d = decode_smem_desc(img.desc_word)
+    assert d.sbo == 512 and (img.desc_word >> 32) & 0x3FFF == 512 >> 4
+    assert d.swizzle == "128B_base32B" and (img.desc_word >> 61) == 1 and d.base_offset == 0
+    assert img.stride_rows == 512 and img.nbytes == 4 * 512
+    # element (n=0, k=j): K rows 0..3 are 128 B apart (the 32-B unit 0 moves to unit j), row 4
+    # starts the next atom at +SBO, row 8 at +2*SBO (CuTe: k = 8 at byte 1024)
+    col0 = [int(np.flatnonzero(smem.view(f"<u{eb}") == codes[0, j])[0]) * eb for j in range(k)]
+    assert col0[:4] == [0, 128 + 32, 256 + 64, 384 + 96]
+    assert col0[4] == 512 and col0[8] == 1024 and col0[12] == 1536
+    assert col0[5] == 512 + 128 + 32
+    off = _sw32_oracle(mn, k, eb, d.lbo, d.sbo)
+    got = smem[off[..., None] + np.arange(eb)].copy().view(f"<u{eb}")[..., 0]
+    assert (got == codes).all()
+
+
+@pytest.mark.parametrize("order, lbo, sbo", [("k", 4 * 512, 512), ("mn", 512, 2 * 512)])
+def test_128b_base32b_two_mn_atoms_oracle(order, lbo, sbo):
+    # b32, MN = 64 (two 128-B MN slices), K = 16 (four 4-row atoms)
+    rng = np.random.default_rng(7)
+    codes = _codes(rng, 64, 16, "b32")
+    smem, img = encode_operand(codes, major="MN", swizzle="128B_base32B", elem="b32", atom_order=order)
+    d = decode_smem_desc(img.desc_word)
+    assert (d.lbo, d.sbo) == (lbo, sbo)
+    off = _sw32_oracle(64, 16, 4, lbo, sbo)
+    got = smem[off[..., None] + np.arange(4)].copy().view("<u4")[..., 0]
+    assert (got == codes).all()
+    assert (decode_tile(smem, img, mma_k=8) == codes).all()
+    assert (decode_tile(smem, img, mma_k=4) == codes).all()
+
+
+def test_128b_base32b_cutlass_descriptor_word():
+    # the peers suite's CUTLASS 4.2 descriptor for a b16 MN-major SW128_32B tile (K = 32)
+    codes = np.zeros((128, 32), dtype=np.uint16)
+    _, img = encode_operand(codes, major="MN", swizzle="128B_base32B", elem="b16", base_address=0x8000,
+                            atom_order="k")
+    assert img.desc_word == 0x2000402001000800
+
+
+def test_128b_base32b_k_offsets_of_4():
+    codes = np.zeros((32, 16), dtype=np.uint32)
+    _, img = encode_operand(codes, major="MN", swizzle="128B_base32B", elem="b32", atom_order="k")
+    starts = [decode_smem_desc(img.desc_for(k_offset=kk)).start_address for kk in (0, 4, 8, 12)]
+    assert starts == [0, 512, 1024, 1536]
+    with pytest.raises(ValueError):
+        img.desc_for(k_offset=2)
+    # the 16B-atom modes keep their 8-row atoms
+    _, img128 = encode_operand(np.zeros((32, 16), np.uint32), major="MN", swizzle="128B", elem="b32")
+    with pytest.raises(ValueError):
+        img128.desc_for(k_offset=4)
+    # a K extent of one 4-row atom is a whole tile for this mode only
+    encode_operand(np.zeros((32, 4), np.uint32), major="MN", swizzle="128B_base32B", elem="b32")
+    with pytest.raises(ValueError):
+        encode_operand(np.zeros((32, 4), np.uint32), major="MN", swizzle="128B", elem="b32")
+
+
+def test_128b_base32b_decoder_walk():
+    # the hardware-model walk alone: start 0, LBO 4096, SBO 512; byte 0 of K row j
+    d = decode_smem_desc(encode_smem_desc(0, 4096, 512, swizzle="128B_base32B"))
+    addr = walk_addresses(d, 12, 256, "MN")
+    assert list(addr[:, 0]) == [0, 160, 320, 480, 512, 672, 832, 992, 1024, 1184, 1344, 1504]
+    assert addr[0, 128] == 4096 and addr[4, 128] == 4096 + 512
+    # a 512-byte pattern: the same walk from 512 B on is the first one shifted by 512
+    d2 = decode_smem_desc(encode_smem_desc(512, 4096, 512, swizzle="128B_base32B"))
+    assert (walk_addresses(d2, 12, 256, "MN") == addr + 512).all()
+
+
+@pytest.mark.parametrize("base", [128, 256, 384, 640, 1536 + 384])
+def test_128b_base32b_base_offset_roundtrip(base):
+    rng = np.random.default_rng(base)
+    codes = _codes(rng, 64, 12, "b32")
+    smem, img = encode_operand(codes, major="MN", swizzle="128B_base32B", elem="b32", base_address=base,
+                               atom_order="k")
+    assert img.desc.base_offset == (0 if base % 512 == 0 else (base >> 7) & 7)
+    assert (decode_tile(smem, img, mma_k=4) == codes).all()
+
+
 # --- absolute LBO mode (9.7.16.3.1.2) ---------------------------------------------------------------
 
 
@@ -217,14 +335,14 @@ def _layout_case(draw):
     w = SWIZZLE_WIDTH[swizzle]
     per_byte = {"b8": 1, "p4": 1, "p6": 1, "b16": 0.5, "b32": 0.25, "fp4x2": 2}[elem]
     contig = int(w * per_byte) * draw(st.integers(1, 3))
-    strided = 8 * draw(st.integers(1, 4))
+    strided = ATOM_ROWS[swizzle] * draw(st.integers(1, 4))
     if major == "K":
         mn, k = strided, contig
         mma = _MMA_K[elem]
         k = max(k, mma) // mma * mma
     else:
         mn, k = contig, strided
-        mma = 8
+        mma = ATOM_ROWS[swizzle] if strided % 8 else 8
     base = 128 * draw(st.integers(0, 24))
     order = draw(st.sampled_from(["mn", "k"]))
     return major, swizzle, elem, mn, k, mma, base, order, draw(st.integers(0, 2**31))
@@ -261,7 +379,7 @@ def test_wrong_descriptor_is_seen(case, field, bit):
     elif swizzle == "none":
         sbo_used, lbo_used = mn * 16 // t > 16, k > 8
     else:
-        sbo_used, lbo_used = k > 8, mn * 16 // t > w
+        sbo_used, lbo_used = k > ATOM_ROWS[swizzle], mn * 16 // t > w
     if (field == "sbo" and not sbo_used) or (field == "lbo" and not lbo_used):
         return  # the descriptor never consults this field for this shape (9.7.16.3.1/2)
     if field == "start":

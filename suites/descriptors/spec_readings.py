@@ -293,14 +293,12 @@ class AtomTile:
         rr = r[..., None]
         row_group, rin = rr // a.rows, rr % a.rows
         col_group, bin_ = byte // a.width, byte % a.width
-        # strided direction: atoms of a.rows rows; 8-row groups step by the descriptor stride
-        # (SBO for K-major and swizzled MN-major, LBO for MN-major without swizzle); 4-row atoms
-        # (32B atomicity) pair up into one contiguous 8-row group.
-        per_group = max(1, 8 // a.rows)
+        # strided direction: each atom of a.rows rows (8; 4 K rows for Table 53's 8x4 32B-atomicity
+        # atom, reading "atom-512" of AMB-T53-32B-ATOM-SIZE) steps by the descriptor stride (SBO for
+        # K-major and swizzled MN-major, LBO for MN-major without swizzle).
         row_stride = self.lbo if (a.major == "MN" and a.swizzle == "none") else self.sbo
         col_stride = self.sbo if (a.major == "MN" and a.swizzle == "none") else self.lbo
-        atom_base = (row_group // per_group) * row_stride + (row_group % per_group) * a.nbytes \
-            + col_group * col_stride
+        atom_base = row_group * row_stride + col_group * col_stride
         return self.base + atom_base + atom_byte(a, rin, bin_)
 
 
@@ -310,13 +308,14 @@ def atom_plan(atom: Atom, elem_bytes: int, base: int = 1024) -> AtomTile:
     K-major none: SBO = next 8 rows (128 B), LBO = next 16-byte K column (256 B).
     K-major swizzled: SBO = next 8 rows (one atom), LBO unused (16 B, "assumed 1").
     MN-major none: LBO = next 8 K rows, SBO = next 16-byte MN column (Figure 190's roles).
-    MN-major swizzled: LBO = next MN atom, SBO = next 8 K rows (Figures 191/192's roles).
+    MN-major swizzled: LBO = next MN atom, SBO = next atom of K rows (Figures 191/192's roles):
+    8 K rows, or 4 for the 32B-atomicity atom (Table 53 8x4, 512 B; the tile is then 4 atoms of K).
     """
-    group = 8 * atom.width  # one 8-row group of atom-width rows (two 4-row atoms for 32B atomicity)
+    group = 8 * atom.width  # one 8-row group of atom-width rows
     if atom.major == "K":
         if atom.swizzle == "none":
             return AtomTile(atom, elem_bytes, base, 16, 32, lbo=2 * group, sbo=group)
         return AtomTile(atom, elem_bytes, base, 16, atom.width, lbo=16, sbo=group)
     if atom.swizzle == "none":
         return AtomTile(atom, elem_bytes, base, 16, 32, lbo=2 * group, sbo=group)
-    return AtomTile(atom, elem_bytes, base, 16, 2 * atom.width, lbo=group, sbo=2 * group)
+    return AtomTile(atom, elem_bytes, base, 16, 2 * atom.width, lbo=atom.nbytes, sbo=2 * atom.nbytes)

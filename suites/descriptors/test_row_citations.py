@@ -16,7 +16,7 @@ from reference.tcgen05.smem_image import decode_operand
 from reference.tcgen05_model import machine
 from reference.tcgen05_model import operands as ops
 from suites.tcgen05_blockscale import build as B
-from suites.tcgen05_blockscale.cases import enumerate_cases
+from suites.tcgen05_blockscale.cases import enumerate_cases, smem_walk_rows
 from suites.tcgen05_blockscale.driver import _form
 
 _RNG_IMAGE = np.random.default_rng(5).integers(0, 256, 1 << 20, dtype=np.uint8)
@@ -62,3 +62,15 @@ def test_stride_rows_match_the_descriptor_walk(case, monkeypatch) -> None:
     assert uses_lbo == ("T40.2" in rows) == ("T40.6" in rows), (uses_lbo, sorted(rows))
     assert uses_sbo == ("T40.3" in rows), (uses_sbo, sorted(rows))
     assert {"T40.1", "T40.8"} <= rows
+
+
+@pytest.mark.parametrize("k_rows", [4, 8, 12])
+def test_sbo_citation_of_the_32b_atom_swizzle_follows_4_row_atoms(k_rows) -> None:
+    """128B swizzle with 32B atoms (Table 53 8x4): SBO steps every 4 K rows, so an MN-major walk of
+    more than 4 K rows uses SBO and cites T40.3 (AMB-T53-32B-ATOM-SIZE reading "atom-512")."""
+    from reference.tcgen05.smem_desc import encode_smem_desc
+
+    word = encode_smem_desc(0, 8192, 512, swizzle="128B_base32B")
+    uses_sbo = _reads_change(word, 32, k_rows, "MN", "b32", lo=32)
+    assert uses_sbo == (k_rows > 4)
+    assert ("T40.3" in smem_walk_rows("MN", "128B_base32B", k_rows, 128)) == uses_sbo

@@ -95,6 +95,17 @@ def test_atom_of(ref, major, rows, width, atomicity, swizzle):
     assert a.nbytes == {"128B": 1024, "64B": 512, "32B": 256, "none": 128, "128B_base32B": 512}[swizzle]
 
 
+def test_t53_row1_atom_is_4_k_rows_per_sbo_step():
+    """Table 53 row 1 (8x4): 4 K rows of 128 B = 512 B per atom; the tile steps SBO every 4 K rows."""
+    t = R.atom_plan(R.atom_of("T53.1"), 4)
+    assert (t.rows, t.row_bytes, t.lbo, t.sbo) == (16, 256, 512, 1024)
+    addr = t.addresses()[..., 0] - t.base  # (MN, K) byte 0 of each 4-byte element
+    # element n = 0: K rows 0..3 128 B apart (32-byte unit 0 -> unit j), row 4 at +SBO, row 8 at +2 SBO
+    assert list(addr[0, :9]) == [0, 160, 320, 480, 1024, 1184, 1344, 1504, 2048]
+    assert addr[32, 0] == 512  # the second 128-byte MN slice at +LBO
+    assert np.unique(t.addresses()).size == t.addresses().size == 4096
+
+
 def test_t53_row2_has_no_atom():
     with pytest.raises(ValueError):
         R.atom_of("T53.2")

@@ -205,9 +205,10 @@ def smem_walk_rows(major: str, swizzle: str, rows: int, row_bytes: int) -> tuple
 
     ``rows`` x ``row_bytes``: the operand one MMA reads, rows along the strided direction (MN for
     K-major, K for MN-major), bytes along the contiguous one. Start address and swizzle mode always
-    matter; SBO / LBO only when the walk crosses the 8-row group / 16-byte column (no swizzle) or
-    swizzle-width slice (MN-major) they stride; relative LBO mode (bit 52 = 0) only with LBO. A
-    swizzled K-major walk never uses LBO ("not used, assumed 1").
+    matter; SBO / LBO only when the walk crosses the 8-row group (4 K rows for the 128B swizzle with
+    32B atoms: Table 53's 8x4 atom, AMB-T53-32B-ATOM-SIZE reading "atom-512") / 16-byte column (no
+    swizzle) or swizzle-width slice (MN-major) they stride; relative LBO mode (bit 52 = 0) only with
+    LBO. A swizzled K-major walk never uses LBO ("not used, assumed 1").
     """
     out = ["T40.1", "T40.8"]
     w = _SWIZZLE_BYTES[swizzle]
@@ -216,7 +217,7 @@ def smem_walk_rows(major: str, swizzle: str, rows: int, row_bytes: int) -> tuple
     elif swizzle == "none":
         lbo, sbo = rows > 8, row_bytes > 16
     else:
-        sbo, lbo = rows > 8, row_bytes > w
+        sbo, lbo = rows > (4 if swizzle == "128B_base32B" else 8), row_bytes > w
     if lbo:
         out += ["T40.2", "T40.6"]
     if sbo:

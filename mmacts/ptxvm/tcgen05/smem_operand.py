@@ -13,14 +13,22 @@ along the contiguous direction:
   K-major  W    : start + (r%8)*W  + (r//8)*SBO + b                         ((8,m),(T,2k)):((W/16 T,SBO),(1,T))
   MN-major none : start + (r%8)*16 + (r//8)*LBO + (b%16) + (b//16)*SBO      ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
   MN-major W    : start + (r%8)*W  + (r//8)*SBO + (b%W) + (b//W)*LBO        ((T,W/16,m),(8,k)):((1,T,LBO),(W/16 T,SBO))
+  MN-major 128B_base32B (AMB-T53-32B-ATOM-SIZE "atom-512"): atoms of 4 K rows, not 8
+                : start + (r%4)*128 + (r//4)*SBO + (b%128) + (b//128)*LBO  ((T,8,m),(4,k)):((1,T,LBO),(8T,SBO))
 
-then ``Swizzle<B,M,S>`` on the absolute address: addr ^= (((addr >> (M+S)) - base_offset) & (2^B-1)) << M.
+then ``Swizzle<B,M,S>`` on the absolute address: addr ^= (((addr >> (M+S)) - base_offset) & (2^B-1)) << M
+(a pattern of 2^(B+M+S) bytes: 256 B for 32B, 512 B for 64B and 128B_base32B, 1024 B for 128B).
 
 Open readings (register ids):
 * AMB-SDESC-BASEOFFSET -- reading "subtract-phase": the base offset is subtracted from the row
   phase (address bits [M+S, M+S+B)) before the XOR.
-* AMB-T53-32B-ATOM-SIZE -- 128B swizzle with 32B atoms: Swizzle<2,5,2> (cutlass-facts §4.1), MN-major
-  only, addressed like the 128B MN-major layout (W = 128).
+* AMB-T53-32B-ATOM-SIZE -- reading "atom-512": 128B swizzle with 32B atoms is Swizzle<2,5,2>
+  (cutlass-facts §4.1), MN-major only; its atom is Table 53's 8x4 (128-bit elements, MN x K): 8 x 16 B
+  = 128 B along MN by 4 K rows = 512 B, so SBO steps once per 4 K rows, not 8. CUTLASS 4.2 agrees:
+  ``UMMA::Layout_MN_SW128_32B_Atom_Bits`` = Swizzle<2,5,2> o (1024,4):(1,1024) in bits (K rows 128 B
+  apart), ``make_umma_desc`` uses SwizzleAtomKSize = 4 and builds SBO = 512 B (peers descriptor
+  0x2000402002000800), and CuTe puts element (n=0, k=8) at 2 * SBO. The swizzle pattern repeats
+  every 512 B (Table 41 lists no alignment for this mode).
 * AMB-ABSOLUTE-LBO-CHUNKS -- absolute LBO mode (bit 52, K-major 128B): the bytes of a row past the
   128-byte row boundary continue at the LBO address with the same row term.
 * AMB-PADDED-SMEM-TRANSPOSE -- the padded 4/6-bit containers of kind::mxf8f6f4 are also accepted
@@ -55,6 +63,10 @@ SWIZZLES: dict[str, tuple[int, int, int, int]] = {
     "128B": (3, 4, 3, 128),
     "128B_base32B": (2, 5, 2, 128),
 }
+
+#: MN-major swizzled layouts: K rows per atom, i.e. per SBO step (Table 53's K extent; 8 unless listed).
+#: 128B_base32B: Table 53's 8x4 atom (AMB-T53-32B-ATOM-SIZE "atom-512").
+MN_ATOM_ROWS: dict[str, int] = {"128B_base32B": 4}
 
 
 def swizzle(addr: np.ndarray, name: str, base_offset: int = 0) -> np.ndarray:
@@ -91,7 +103,8 @@ def walk(desc: dict, rows: int, row_bytes: int, major: str) -> np.ndarray:
         if sw == "none":
             addr = start + (r % 8) * 16 + (r // 8) * lbo + (b % 16) + (b // 16) * sbo
         else:
-            addr = start + (r % 8) * w + (r // 8) * sbo + (b % w) + (b // w) * lbo
+            g = MN_ATOM_ROWS.get(sw, 8)
+            addr = start + (r % g) * w + (r // g) * sbo + (b % w) + (b // w) * lbo
     else:
         raise ValueError(f"smem operand: major must be 'K' or 'MN', got {major!r}")
     return swizzle(np.broadcast_to(addr, (rows, row_bytes)), sw, desc["base_offset"])
