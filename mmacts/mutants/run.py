@@ -175,9 +175,18 @@ def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResul
         for c in load_driver(suite).cases("standard"):
             rows_of[c.case_id] = c.spec_rows
     by_name = {r.name: r for r in new}
+    # A mutant's entry keeps 10 killers; the rows it proved are in the old rows table. Without them a merge
+    # dropped rows whose citing killers were past the first 10 (T42.4/.6/.7 lost their can-fail status once).
+    proved: dict[str, dict[str, set[str]]] = {}
+    for row, e in old.get("rows", {}).items():
+        for name in e.get("killing_mutants", []):
+            for case_id in e.get("failing_cases", []):
+                proved.setdefault(name, {}).setdefault(case_id, set()).add(row)
     for m in old.get("mutants", []):
         if m["name"] not in by_name and m["name"] in names:
             killers = {k: rows_of.get(k, ()) for k in m.get("killers", [])}
+            for case_id, rows in proved.get(m["name"], {}).items():
+                killers[case_id] = tuple(sorted(set(killers.get(case_id, rows_of.get(case_id, ()))) | rows))
             by_name[m["name"]] = MutantResult(m["name"], m["family"], current[m["name"]].rows, m["killed"],
                                               m["how"], {}, killers)
     return [by_name[n] for n in names if n in by_name]

@@ -15,7 +15,14 @@ from mmacts.mutants.engine import cases_for
 from mmacts.mutants.run import run_all
 
 
+def _peers_absent(m: R.Mutant) -> bool:
+    """A mutant caught by the peers suite has no case where Triton/CUTLASS are not installed (the floor env)."""
+    return m.suite == R.PE and not cases_for(m)
+
+
 def _check(m: R.Mutant) -> None:
+    if _peers_absent(m):
+        pytest.skip(f"{m.name}: its killers are peers cases, and no peer is installed here")
     (res,) = run_all([m], jobs=1, progress=False)
     assert res.killed, f"{m.name} ({m.what}) survived: {res.how}; {res.verdicts}"
     if m.family != "kernel" and not m.refusal:
@@ -48,7 +55,7 @@ def test_registry_covers_every_family_and_field() -> None:
         assert {f"{table}.{r}" for r in fields.values()} <= rows
     assert {f"T40.{r}" for r in range(1, 9)} <= rows
     assert {f"T45.{r}" for r in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13)} <= rows
-    assert all(cases_for(m) for m in ms), "every mutant selects at least one case"
+    assert all(cases_for(m) or _peers_absent(m) for m in ms), "every mutant selects at least one case"
     assert {m.family for m in R.fast_mutants()} >= fams - {"kernel"}
 
 
@@ -61,3 +68,16 @@ def test_comparator_controls_all_pass_unmutated() -> None:
     recs = run_cases(DRIVER.suite, cases)
     assert all(r["status"] == "pass" for r in recs.values()), {k: r["message"] for k, r in recs.items()
                                                               if r["status"] != "pass"}
+
+
+def test_merging_new_results_keeps_the_rows_old_mutants_proved() -> None:
+    """``--merge`` rebuilds the coverage of mutants it does not re-run from coverage.json, which keeps only 10
+    killers per mutant: the rows they proved must come back from the rows table (a merge once turned
+    T42.4/.6/.7 into citation-only rows)."""
+    from mmacts.mutants.run import COVERAGE_PATH, coverage_data, load_coverage, merged
+
+    old = load_coverage(COVERAGE_PATH)
+    assert old is not None
+    again = coverage_data(merged(old, []))
+    lost = sorted(r for r, e in old["rows"].items() if e.get("covered") and not again["rows"].get(r, {}).get("covered"))
+    assert lost == []

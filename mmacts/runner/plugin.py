@@ -403,9 +403,11 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
         with faults.case_time_limit(limit, on_hard_timeout=hard_timeout):
             if marks:
                 timing.mark("exec_start")
+                cpu0 = time.process_time()
             rec = executor.execute(driver, case)
             if marks:
                 timing.mark("exec_end")
+                timing.mark(f"exec_cpu_ms={(time.process_time() - cpu0) * 1e3:.3f}")  # this process, all threads
     except faults.CaseTimeout as exc:
         try:
             backend = executor.choose(driver, case)[0]

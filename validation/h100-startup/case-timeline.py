@@ -2,7 +2,8 @@
 
 usage: python validation/h100-startup/case-timeline.py MARKS_FILE
 Prints, summed over the cases of a single-process run: pytest before the executor, the executor,
-after it until the record is written, and the gap until pytest starts the next case."""
+after it until the record is written, the gap until pytest starts the next case, and the executor's
+CPU time (the process's, all threads)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def main(path: str) -> None:
         parts["after executor"].append(t3 - t2)
         last_written = t3
         i += 4
+    cpu = [float(n.split("=", 1)[1]) / 1e3 for _t, _who, n in marks if n.startswith("exec_cpu_ms=")]
+    if cpu:
+        parts["executor CPU"] = cpu
     n = len(parts["executor"])
     print(f"{n} cases")
     for name, xs in parts.items():
