@@ -154,9 +154,9 @@ def _block(x: np.ndarray, e: np.ndarray, c: np.ndarray, out_fmt: F.Format, p: Ou
     m = np.maximum(m, np.where(c != 0, ec, big_neg))
     m = np.maximum(m, p.min_exp_limit)
     sh = (w - m).astype(np.int32)
-    t = np.floor(np.ldexp(np.abs(x), sh[:, None]))
-    s = np.sum(np.copysign(t, x), axis=1)
-    s = s + np.copysign(np.floor(np.ldexp(np.abs(c), sh)), c)
+    # each aligned term truncated toward zero (trunc(y) == copysign(floor(|y|), y), signed zeros included)
+    s = np.sum(np.trunc(np.ldexp(x, sh[:, None])), axis=1)
+    s = s + np.trunc(np.ldexp(c, sh))
     v = np.ldexp(s, -sh)
     return round_out(v, out_fmt, p, params)
 

@@ -263,6 +263,8 @@ def cmd_run(args: argparse.Namespace) -> int:
              "complete": False}, indent=2, default=str))
     pyargs = [sys.executable, "-m", "mmacts.runner.pytest_main", str(REPO_ROOT / "suites" / "test_cases.py"),
               *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider",
+              # pytest's log capture wraps every phase of every item (cases log nothing)
+              "-p", "no:logging",
               # quiet: no dots, no "N passed" (which would count observed cases as passed), no
               # tracebacks of failed cases (their record says it): mmacts prints progress and the summary
               "-qq", "-rN", "--tb=no", "--mmacts-quiet",

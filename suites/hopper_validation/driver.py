@@ -132,17 +132,12 @@ def _mma_inputs(case: Case) -> dict[str, Any]:
         ps = published.load(case.runtime["gpu"])
         nvec = ps.a.shape[0]
         w = -(-nvec // 8)
-        av = np.zeros((w * 8, 32))
-        bv = np.zeros((w * 8, 32))
         cv = np.zeros(w * 8)
-        av[:nvec], bv[:nvec], cv[:nvec] = ps.a, ps.b, ps.c
-        A = np.zeros((w, 16, 32))
-        A[:, :8, :] = av.reshape(w, 8, 32)
-        B = bv.reshape(w, 8, 32).transpose(0, 2, 1)
+        cv[:nvec] = ps.c
         C = np.zeros((w, 16, 8))
         C[:, np.arange(8), np.arange(8)] = cv.reshape(w, 8)
-        a_codes, b_codes = encode_elements(A, "e4m3"), encode_elements(B, "e4m3")
-        return _pack_mma(f, a_codes, b_codes, C, nvec=nvec, want_bits=ps.d["fp32" if f["dtype"] == "f32" else "fp16"])
+        ops = _published_operands(("mma", f["atype"], f["btype"]), ps, lambda: _published_mma_operands(ps))
+        return dict(_pack_c(f, C), **ops, C=C, nvec=nvec, want_bits=ps.d["fp32" if f["dtype"] == "f32" else "fp16"])
     if case.recipe == "exact":
         A, B = _exact_values(rng, (1, 16, 32)), _exact_values(rng, (1, 32, 8))
         C = rng.integers(-64, 65, size=(1, 16, 8)) * 0.25
@@ -154,13 +149,49 @@ def _mma_inputs(case: Case) -> dict[str, Any]:
     return _pack_mma(f, a_codes, b_codes, C)
 
 
-def _pack_mma(f: dict, a_codes: np.ndarray, b_codes: np.ndarray, C: np.ndarray, **extra: Any) -> dict[str, Any]:
+def _pack_c(f: dict, C: np.ndarray) -> dict[str, Any]:
     if f["dtype"] == "f32":
-        c_regs = fr.encode_f32(C.astype(np.float32))
-    else:
-        c_regs = fr.encode_f16(C.astype(np.float16))  # RNE, as the published kernel converts c
-    return dict(kind="mma", a=fr.encode(a_codes, fr.a_layout(32)), b=fr.encode(b_codes, fr.b_layout(32)),
-                c=c_regs, a_codes=a_codes, b_codes=b_codes, C=C, **extra)
+        return {"kind": "mma", "c": fr.encode_f32(C.astype(np.float32))}
+    return {"kind": "mma", "c": fr.encode_f16(C.astype(np.float16))}  # RNE, as the published kernel converts c
+
+
+def _pack_ab(a_codes: np.ndarray, b_codes: np.ndarray) -> dict[str, Any]:
+    return dict(a=fr.encode(a_codes, fr.a_layout(32)), b=fr.encode(b_codes, fr.b_layout(32)),
+                a_codes=a_codes, b_codes=b_codes)
+
+
+def _pack_mma(f: dict, a_codes: np.ndarray, b_codes: np.ndarray, C: np.ndarray, **extra: Any) -> dict[str, Any]:
+    return dict(_pack_c(f, C), **_pack_ab(a_codes, b_codes), C=C, **extra)
+
+
+_PUBLISHED_OPS: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+
+
+def _published_operands(key: tuple, ps: Any, build: Any) -> dict[str, Any]:
+    """A published replay's encoded a/b operands, built once per input file content and layout: every
+    GPU's files hold the same a and b (``reference.published`` shares the arrays), and the replays
+    encoded the same 5000 x 32 operands for each GPU and output type (30-50 ms each on a GPU host).
+    The arrays are read-only; the key holds the source arrays' identities (kept alive by the value)."""
+    full = (*key, id(ps.a), id(ps.b))
+    if full not in _PUBLISHED_OPS:
+        ops = build()
+        for v in ops.values():
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)
+        _PUBLISHED_OPS[full] = ((ps.a, ps.b), ops)
+    return dict(_PUBLISHED_OPS[full][1])
+
+
+def _published_mma_operands(ps: Any) -> dict[str, Any]:
+    nvec = ps.a.shape[0]
+    w = -(-nvec // 8)
+    av = np.zeros((w * 8, 32))
+    bv = np.zeros((w * 8, 32))
+    av[:nvec], bv[:nvec] = ps.a, ps.b
+    A = np.zeros((w, 16, 32))
+    A[:, :8, :] = av.reshape(w, 8, 32)
+    B = bv.reshape(w, 8, 32).transpose(0, 2, 1)
+    return _pack_ab(encode_elements(A, "e4m3"), encode_elements(B, "e4m3"))
 
 
 def hash_id(text: str) -> int:
@@ -206,25 +237,32 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
         # hopper_wgmma_fp8 model were validated in
         C = np.zeros((1, 64, WG_N)) if rt.get("zero_c") else \
             rng.standard_normal((1, 64, WG_N)).astype(np.float32).astype(np.float64)
-    if bf16:
-        a_codes, b_codes = _bf16_codes(A), _bf16_codes(Bt)
+    def operands() -> dict[str, Any]:
+        if bf16:
+            a_codes, b_codes = _bf16_codes(A), _bf16_codes(Bt)
+        else:
+            a_codes, b_codes = encode_elements(A, f["atype"]), encode_elements(Bt, f["btype"])
+        imgs = np.zeros((w, img), dtype=np.uint8)
+        descs = np.zeros((w, steps, 2), dtype=np.uint64)
+        b_base = img // 2
+        for i in range(w):  # per warpgroup image (w > 1 only for the 5000-vector replay)
+            opa = wl.place_operand(a_codes[i], major=rt["a_major"], swizzle=rt["swizzle"], elem_bytes=eb,
+                                   base=0, k_step=k_step, smem_size=img)
+            opb = wl.place_operand(b_codes[i], major=rt["b_major"], swizzle=rt["swizzle"], elem_bytes=eb,
+                                   base=b_base, k_step=k_step, smem_size=img)
+            imgs[i] = opa.smem
+            imgs[i, b_base:] = opb.smem[b_base:]
+            descs[i, :, 0] = opa.descs
+            descs[i, :, 1] = opb.descs
+        return dict(img=imgs, desc=descs, a_codes=a_codes, b_codes=b_codes)
+
+    if case.recipe == "published":
+        ops = _published_operands(("wgmma", f["atype"], f["btype"], rt["a_major"], rt["b_major"], rt["swizzle"],
+                                   img, steps), ps, operands)
     else:
-        a_codes, b_codes = encode_elements(A, f["atype"]), encode_elements(Bt, f["btype"])
-    imgs = np.zeros((w, img), dtype=np.uint8)
-    descs = np.zeros((w, steps, 2), dtype=np.uint64)
-    b_base = img // 2
-    for i in range(w):  # per warpgroup image (w > 1 only for the 5000-vector replay)
-        opa = wl.place_operand(a_codes[i], major=rt["a_major"], swizzle=rt["swizzle"], elem_bytes=eb,
-                               base=0, k_step=k_step, smem_size=img)
-        opb = wl.place_operand(b_codes[i], major=rt["b_major"], swizzle=rt["swizzle"], elem_bytes=eb,
-                               base=b_base, k_step=k_step, smem_size=img)
-        imgs[i] = opa.smem
-        imgs[i, b_base:] = opb.smem[b_base:]
-        descs[i, :, 0] = opa.descs
-        descs[i, :, 1] = opb.descs
-    return dict(kind="wgmma", img=imgs, desc=descs, c=wl.encode_d(C.astype(np.float32), WG_N), use_c=1,
-                A=A, B=np.swapaxes(Bt, -1, -2), C=C, nvec=nvec,
-                want_bits=want_bits, a_codes=a_codes, b_codes=b_codes)
+        ops = operands()
+    return dict(kind="wgmma", **ops, c=wl.encode_d(C.astype(np.float32), WG_N), use_c=1,
+                A=A, B=np.swapaxes(Bt, -1, -2), C=C, nvec=nvec, want_bits=want_bits)
 
 
 # ------------------------------------------------------------------------------------------ driver
