@@ -81,3 +81,16 @@ def test_merging_new_results_keeps_the_rows_old_mutants_proved() -> None:
     again = coverage_data(merged(old, []))
     lost = sorted(r for r, e in old["rows"].items() if e.get("covered") and not again["rows"].get(r, {}).get("covered"))
     assert lost == []
+
+
+def test_a_mutant_with_no_case_here_is_skipped_not_a_crash(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """Where an optional suite is absent (the peers extra), its mutants select nothing: the self-test says so and
+    runs the rest; it did raise "no case selected" in the worker pool."""
+    from mmacts.mutants import run as RUN
+
+    nobody = replace(R.all_mutants()[0], name="nobody.selects", pick=lambda c: False)
+    monkeypatch.setattr(R, "all_mutants", lambda: [nobody])
+    assert RUN.main(["-k", "nobody"]) == 0
+    assert "skipped 1 mutants that select no case here" in capsys.readouterr().out
+    assert RUN.main(["--write-coverage"]) == 2
