@@ -164,22 +164,24 @@ def _pack_mma(f: dict, a_codes: np.ndarray, b_codes: np.ndarray, C: np.ndarray, 
     return dict(_pack_c(f, C), **_pack_ab(a_codes, b_codes), C=C, **extra)
 
 
-_PUBLISHED_OPS: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+_INPUT_CACHE: dict[tuple, tuple[Any, dict[str, Any]]] = {}
 
 
 def _published_operands(key: tuple, ps: Any, build: Any) -> dict[str, Any]:
     """A published replay's encoded a/b operands, built once per input file content and layout: every
     GPU's files hold the same a and b (``reference.published`` shares the arrays), and the replays
     encoded the same 5000 x 32 operands for each GPU and output type (30-50 ms each on a GPU host).
-    The arrays are read-only; the key holds the source arrays' identities (kept alive by the value)."""
+    The arrays are read-only; the key holds the source arrays' identities (kept alive by the value).
+    Named ``_INPUT_CACHE`` so the mutants engine empties it (``engine.clear_caches``): a planted encoder
+    fault must not meet operands encoded before it."""
     full = (*key, id(ps.a), id(ps.b))
-    if full not in _PUBLISHED_OPS:
+    if full not in _INPUT_CACHE:
         ops = build()
         for v in ops.values():
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)
-        _PUBLISHED_OPS[full] = ((ps.a, ps.b), ops)
-    return dict(_PUBLISHED_OPS[full][1])
+        _INPUT_CACHE[full] = ((ps.a, ps.b), ops)
+    return dict(_INPUT_CACHE[full][1])
 
 
 def _published_mma_operands(ps: Any) -> dict[str, Any]:
