@@ -57,6 +57,20 @@ def clear_caches() -> None:
             cache.clear()
 
 
+def _repoint(old: Any, new: Any, home: Any) -> list[tuple[Any, str, Any]]:
+    """Point every project module's name bound to ``old`` (``from x import f``) at ``new``, except in
+    ``home``; returns the (module, name, old value) to restore."""
+    undo = []
+    for other in _project_modules():
+        if other is home:
+            continue
+        for attr, val in list(vars(other).items()):
+            if val is old:
+                undo.append((other, attr, val))
+                setattr(other, attr, new)
+    return undo
+
+
 @contextlib.contextmanager
 def rebind(module: str, name: str, new: Any) -> Iterator[None]:
     mod = importlib.import_module(module)
@@ -64,13 +78,7 @@ def rebind(module: str, name: str, new: Any) -> Iterator[None]:
     undo: list[tuple[Any, str, Any]] = [(mod, name, old)]
     setattr(mod, name, new)
     if callable(old) or isinstance(old, type):
-        for other in _project_modules():
-            if other is mod:
-                continue
-            for attr, val in list(vars(other).items()):
-                if val is old:
-                    undo.append((other, attr, val))
-                    setattr(other, attr, new)
+        undo += _repoint(old, new, mod)
     try:
         yield
     finally:
@@ -114,14 +122,7 @@ def edit_source(module: str, pattern: str, replacement: str, count: int = 1) -> 
                    if k in snapshot and v is not snapshot[k] and (callable(v) or isinstance(v, type))]
         undo: list[tuple[Any, str, Any]] = []
         for k in changed:
-            old = snapshot[k]
-            for other in _project_modules():
-                if other is mod:
-                    continue
-                for attr, val in list(vars(other).items()):
-                    if val is old:
-                        undo.append((other, attr, val))
-                        setattr(other, attr, vars(mod)[k])
+            undo += _repoint(snapshot[k], vars(mod)[k], mod)
         try:
             yield
         finally:

@@ -12,6 +12,8 @@ never guessed).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmUnsupported
@@ -45,6 +47,18 @@ def _warp_index(m: Machine, act: np.ndarray) -> tuple[np.ndarray, int]:
     return inv, len(uniq)
 
 
+def _matrices(m: Machine, ins: Instr, act: np.ndarray, regs: Any, role: str) -> tuple:
+    """What ldmatrix and stmatrix both check and need: (.num, .trans, the registers, each thread's warp
+    index among the active warps, the number of those warps, lane ids)."""
+    num, trans = _form(ins)
+    m.check_converged(ins, act)
+    items = regs.items if regs.kind == "vec" else (regs,)
+    if len(items) != num:
+        raise VmError(f"{ins.opcode}: {len(items)} {role} registers for .x{num}")
+    wi, nw = _warp_index(m, act)
+    return num, trans, items, wi, nw, m.lane[act].astype(np.int64)
+
+
 def _fragment_index(lane: np.ndarray, trans: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(row, byte) in an 8x16-byte matrix of the low and the high 16-bit half of lane's register."""
     if not trans:
@@ -58,14 +72,8 @@ def _fragment_index(lane: np.ndarray, trans: bool) -> tuple[np.ndarray, np.ndarr
 
 @handler("ldmatrix")
 def _ldmatrix(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    num, trans = _form(ins)
-    m.check_converged(ins, act)
     d, a = ins.operands
-    items = d.items if d.kind == "vec" else (d,)
-    if len(items) != num:
-        raise VmError(f"{ins.opcode}: {len(items)} destination registers for .x{num}")
-    wi, nw = _warp_index(m, act)
-    lane = m.lane[act].astype(np.int64)
+    num, trans, items, wi, nw, lane = _matrices(m, ins, act, d, "destination")
     supply = lane < 8 * num
     addrs = m.address(a, act)[supply]
     rows = m.load(_space(ins), addrs, 16, act[supply])  # (n supplying, 16): one row of a matrix each
@@ -80,14 +88,8 @@ def _ldmatrix(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("stmatrix")
 def _stmatrix(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    num, trans = _form(ins)
-    m.check_converged(ins, act)
     a, s = ins.operands
-    items = s.items if s.kind == "vec" else (s,)
-    if len(items) != num:
-        raise VmError(f"{ins.opcode}: {len(items)} source registers for .x{num}")
-    wi, nw = _warp_index(m, act)
-    lane = m.lane[act].astype(np.int64)
+    num, trans, items, wi, nw, lane = _matrices(m, ins, act, s, "source")
     table = np.zeros((nw, 8 * num, 16), dtype=np.uint8)
     r0, b0, r1, b1 = _fragment_index(lane, trans)
     for i, it in enumerate(items):

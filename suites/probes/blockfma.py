@@ -201,17 +201,14 @@ def evaluate(p: BlockFMAParams, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> 
 def _round_rows(v: np.ndarray, frac: np.ndarray, emin: int, emax: int, rz: np.ndarray, overflow: str,
                 subnormals: np.ndarray) -> np.ndarray:
     """:func:`round_to_format` of each row ``v[g]`` with that row's ``frac[g]``, mode (``rz[g]``:
-    truncate, else RNE) and ``subnormals[g]``: the same operations element by element."""
-    e = np.maximum(_floor_log2(v), emin)
-    q = e - frac[:, None]
-    scaled = np.ldexp(v, -q)
-    r = np.where(rz[:, None], np.trunc(scaled), np.rint(scaled))
-    out = np.ldexp(r, q)
-    maxfin = np.array([np.ldexp(2.0 - 2.0 ** -int(f), emax) for f in frac])[:, None]
-    big = np.abs(out) > maxfin
-    out = np.where(big, np.copysign(np.inf if overflow == "inf" else maxfin, v), out)
-    out = np.where(~subnormals[:, None] & (np.abs(out) < 2.0**emin), np.copysign(0.0, v), out)
-    return np.where(np.isfinite(v), out, v)
+    truncate, else RNE) and ``subnormals[g]``: one call per distinct rounding (a group has a few)."""
+    out = np.empty_like(v)
+    keys = np.stack([frac, rz, subnormals], axis=1)
+    for key in np.unique(keys, axis=0):
+        rows = (keys == key).all(axis=1)
+        out[rows] = round_to_format(v[rows], int(key[0]), emin, emax, "rz" if key[1] else "rne", overflow,
+                                    bool(key[2]))
+    return out
 
 
 def _evaluate_group(ps: list[BlockFMAParams], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
