@@ -167,6 +167,24 @@ class Store:
         self.close()
 
 
+def _create_duckdb_file(duckdb: Any, p: Path) -> None:
+    """Create an empty store at ``p`` atomically: built under a private name, then hard-linked into
+    place, which fails if another process got there first (its store is used). Connecting to a
+    missing path creates the file and then writes its headers, and a host starting at that moment
+    found "exists, but it is not a valid DuckDB database file" (seen with three ingesters at once)."""
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.new")
+    try:
+        duckdb.connect(str(tmp)).close()
+        os.link(tmp, p)
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links here: let connect create it (the race stays possible)
+        pass
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
 def _connect_duckdb(path: str, read_only: bool, lock_wait_s: float) -> Any:
     try:
         import duckdb
@@ -177,6 +195,8 @@ def _connect_duckdb(path: str, read_only: bool, lock_wait_s: float) -> Any:
         raise StoreError(f"{p}: no such store (ingest a run first: mmacts db ingest RUN)")
     if not read_only:
         p.parent.mkdir(parents=True, exist_ok=True)
+        if not p.exists():
+            _create_duckdb_file(duckdb, p)
     deadline = time.monotonic() + lock_wait_s
     while True:
         try:

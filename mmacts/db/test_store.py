@@ -260,3 +260,28 @@ def _numeric(v: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def test_a_new_duckdb_store_appears_whole_and_never_replaces_one_that_exists(tmp_path):
+    """Hosts starting at once on a missing store: the file is made under a private name and linked into
+    place, so no host opens it half-written ("not a valid DuckDB database file", seen with three
+    ingesters) and the second creator keeps the first one's store, data included."""
+    import duckdb
+
+    from mmacts.db.store import _create_duckdb_file
+
+    p = tmp_path / "store.duckdb"
+    _create_duckdb_file(duckdb, p)
+    con = duckdb.connect(str(p))
+    con.execute("create table kept (x integer)")
+    con.execute("insert into kept values (7)")
+    con.close()
+    _create_duckdb_file(duckdb, p)  # a second host that also found the path missing
+    assert duckdb.connect(str(p), read_only=True).execute("select x from kept").fetchall() == [(7,)]
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["store.duckdb"]  # no private copy left behind
+    bad = tmp_path / "not-a-store.duckdb"
+    bad.write_text("hello")
+    t0 = time.monotonic()
+    with pytest.raises(StoreError, match="not a valid DuckDB database"):
+        open_store(str(bad))
+    assert time.monotonic() - t0 < 5  # a file that is not a store is still refused at once
