@@ -595,6 +595,18 @@ def is_exact_in_fp32(a: np.ndarray, b: np.ndarray, c: np.ndarray | float | None 
     return finite & (ok | zero)
 
 
+def all_exact_in_fp32(a: np.ndarray, b: np.ndarray, c: np.ndarray | float | None = None, *,
+                      window_bits: int = 24, out: str = "fp32") -> bool:
+    """True when :func:`is_exact_in_fp32` holds for every cell: the whole-matrix bound first
+    (O(MK + KN + MN), what exact-by-construction data pass), the per-cell search only if it fails."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    cc = np.zeros((a.shape[0], b.shape[1])) if c is None else np.broadcast_to(
+        np.asarray(c, dtype=np.float64), (a.shape[0], b.shape[1]))
+    return bool(_exact_by_global_bound(a, b, cc, window_bits, out)
+                or is_exact_in_fp32(a, b, cc, window_bits=window_bits, out=out).all())
+
+
 def _exact_by_global_bound(a: np.ndarray, b: np.ndarray, c: np.ndarray, window_bits: int,
                            out: str = "fp32") -> bool:
     """Cheap sufficient form of :func:`is_exact_in_fp32` for the whole matrix at once.

@@ -92,13 +92,20 @@ def parse_hex_words(text: str) -> np.ndarray:
 
 def parse_bit_strings(text: str) -> np.ndarray:
     """Lines of 32 (or 16, an fp16 pattern widened here) '0'/'1' characters -> uint32 binary32 patterns."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if any(ch in text for ch in " \t\r\f\v"):  # blanks inside lines: strip each line, one word a line
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    else:  # the files' form, newlines only: split() is the lines (a set per line cost 25 ms a file)
+        lines = text.split()
     if not lines:
         raise ValueError("no data lines")
     n = len(lines[0])
-    if n not in (16, 32) or any(len(ln) != n for ln in lines) or any(set(ln) - {"0", "1"} for ln in lines):
+    joined = "".join(lines)
+    if n not in (16, 32) or len(joined) != n * len(lines) or any(len(ln) != n for ln in lines):
         raise ValueError("every line must be 32 (or 16) characters of 0 and 1")
-    arr = np.frombuffer("".join(lines).encode("ascii"), dtype=np.uint8).reshape(len(lines), n) - ord("0")
+    # one digit test over the whole text at C speed (a blank inside a line fails it too)
+    arr = np.frombuffer(joined.encode("ascii", "replace"), dtype=np.uint8).reshape(len(lines), n) - ord("0")
+    if (arr > 1).any():  # any other character (below '0' it wraps round to a large uint8)
+        raise ValueError("every line must be 32 (or 16) characters of 0 and 1")
     weights = (np.uint64(1) << np.arange(n - 1, -1, -1, dtype=np.uint64))
     bits = (arr.astype(np.uint64) * weights).sum(axis=1)
     if n == 16:

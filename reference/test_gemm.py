@@ -318,6 +318,15 @@ def test_global_bound_is_sufficient_for_per_cell_exactness(seed: int, spread: in
         assert G._exact_by_global_bound(a, b, c, 24)
 
 
+def test_all_exact_falls_back_to_the_per_cell_condition() -> None:
+    b = np.array([[1.0], [1.0]])
+    wide = np.array([[2.0**10, 0.0], [0.0, 2.0**-20]])  # each cell exact; one bound for all is not
+    assert not G._exact_by_global_bound(wide, b, np.zeros((2, 1)), 14)
+    assert G.all_exact_in_fp32(wide, b, window_bits=14)
+    assert not G.all_exact_in_fp32(np.array([[1.0, 2.0**-20]]), b, window_bits=14)
+    assert G.all_exact_in_fp32(np.array([[1.0, 2.0**-20]]), b)
+
+
 def test_negative_zero_only_where_every_product_is_negative_zero() -> None:
     a = np.array([[-0.0, 0.0], [-0.0, -0.0], [1.0, -1.0]])
     b = np.array([[1.0, 2.0], [1.0, -1.0]])

@@ -153,3 +153,28 @@ def test_the_report_probe_reads_the_same_device_query(monkeypatch):
                 "NVIDIA H100 80GB HBM3", "sm_90", "13.0", "13.0", 1)
         else:
             assert "cudaErrorInsufficientDriver" in st.reason and not st.reason.startswith("no usable GPU")
+
+
+def test_modules_load_from_memory_without_a_temporary_file(monkeypatch) -> None:
+    """cuModuleLoadData on the image itself (PTX with its NUL end): no temporary file per module."""
+    import tempfile
+
+    function = pytest.importorskip("cupy.cuda.function")
+    from mmacts.backends.cuda_runtime import Runtime
+
+    loaded: list[bytes] = []
+
+    class FakeModule:
+        def load(self, data: bytes) -> None:
+            loaded.append(data)
+
+    def no_file(*a, **k):
+        raise AssertionError("a temporary file was written")
+
+    monkeypatch.setattr(function, "Module", FakeModule)
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    rt = object.__new__(Runtime)
+    rt.poisoned = None
+    assert isinstance(rt.load(b"\x7fELF cubin"), FakeModule)
+    assert isinstance(rt.load(".version 9.0"), FakeModule)
+    assert loaded == [b"\x7fELF cubin", b".version 9.0"]

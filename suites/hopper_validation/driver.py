@@ -413,7 +413,7 @@ def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
     ``is_exact_in_fp32(window_bits=14)`` (exact even for Hopper's 13-fraction-bit fp8
     accumulators), or the case is not exact by construction and this raises."""
     from reference import formats as F
-    from reference.gemm import exact_gemm, is_exact_in_fp32
+    from reference.gemm import all_exact_in_fp32, exact_gemm
 
     if inputs["kind"] == "mma":
         A = F.decode(f["atype"], inputs["a_codes"][0])
@@ -421,7 +421,7 @@ def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
     else:
         A, B = inputs["A"][0], inputs["B"][0]
     C = np.asarray(inputs["C"][0], dtype=np.float64)
-    if not is_exact_in_fp32(A, B, C, window_bits=14).all():
+    if not all_exact_in_fp32(A, B, C, window_bits=14):
         raise AssertionError("hopper exact recipe produced data that is not exact by construction")
     return exact_gemm(A, B, C).astype(np.float32)
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Per-case wall on a GPU host, session 4 (issue 12, point 3): hopper_validation and the Hopper probes at
+# the full level with one test process (-n gpus on one GPU) and with several processes sharing the GPU
+# (-n 2/4, --backend cuda shares GPUs round robin), a per-case timeline, and the GPU-side unit tests.
+#   usage: bash validation/h100-percase/run.sh OUT_DIR  (carry .tc, .mmacts-sha); one tarball comes back
+set -uo pipefail
+out=${1:?output folder}
+w=/tmp/h100-percase; rm -rf "$w"; mkdir -p /tmp/tc "$w" "$out"
+gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
+export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$(cat .mmacts-sha 2>/dev/null || echo unknown)
+{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv; python3 --version
+  python3 -m pip list 2>/dev/null | grep -iE "^(pytest|pytest-xdist|execnet|cupy|numpy|pandas|pyarrow) "; nproc
+  env | grep -E "^PYTHON" | sort; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
+timeout 120 python3 -m pytest -q -p no:cacheprovider mmacts/backends/test_cuda_runtime.py mmacts/backends/test_gpu_faults.py \
+  > "$w/gpu-unit-tests.txt" 2>&1; echo "rc=$?" >> "$w/gpu-unit-tests.txt"
+bench() { timeout "${T:-200}" python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
+bench --suite hopper_validation -n gpus --repeat 4 > "$w/bench-hv-ngpus.txt"
+bench --suite hopper_validation -n 4 --repeat 3 > "$w/bench-hv-n4.txt"
+bench --suite probes -k sm_90a -n gpus --repeat 3 > "$w/bench-probes-sm90-ngpus.txt"
+T=120 bench --suite hopper_validation -n 8 --repeat 2 > "$w/bench-hv-n8.txt"
+T=120 bench --suite probes -n gpus --repeat 2 > "$w/bench-probes-all-ngpus.txt"
+timeout 120 bash validation/h100-startup/timeline.sh "$w/timeline" > /dev/null 2>&1
+tar -C "$w" -czf "$out/h100-percase.tar.gz" . && tail -n 6 "$w"/bench-*.txt "$w/gpu-unit-tests.txt" && tail -n 30 "$w/timeline/timeline.txt"; cat "$w/env.txt"
