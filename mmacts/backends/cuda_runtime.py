@@ -138,6 +138,10 @@ class Runtime:
             # PTX text needs; a bad image raises here, not at launch.
             mod = Module()
             mod.load(data)
+            # kept for the life of the process: a dropped Module is unloaded (cuModuleUnload), and that
+            # waits for a grid of the module still running -- a hung kernel would hang its worker at the
+            # first garbage collection (the GPU fault test did, on an H100). RawModule was kept by CuPy.
+            _LOADED.append(mod)
             return mod
         return self._load_file(data, kind)
 
@@ -247,6 +251,9 @@ class Runtime:
 
 
 _RUNTIME: Runtime | None = None
+
+_LOADED: list[Any] = []
+"""Every module loaded from memory in this process (see :meth:`Runtime.load`: never unloaded)."""
 
 
 def runtime(device: int = 0) -> Runtime:

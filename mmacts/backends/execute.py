@@ -91,6 +91,9 @@ class Executor:
     _cuda_done: set[str] = field(default_factory=set)
     vm_trace: Any = None
     """A ``mmacts.ptxvm.trace.Tracer`` to attach to VM launches (``mmacts explain --trace``)."""
+    answers: Any = None
+    """A ``mmacts.compare.answer_cache.AnswerCache`` (``mmacts run`` sets one; None: every answer is
+    computed, as self-tests and the mutants engine need)."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -223,7 +226,7 @@ class Executor:
             why = result.extra.get("reason") or result.extra.get("message") or "no output"
             return dict(out, status="error", kernel_us=result.kernel_us,
                         message=f"launch status {result.status!r}: {why}")
-        exp = driver.expected(case, inputs)
+        exp = driver.expected(case, inputs) if self.answers is None else self.answers.expected(driver, case, inputs)
         cmp = compare(result.got, exp)
         out.update(
             status=cmp.status, mismatches=cmp.mismatches, max_abs_err=cmp.max_abs_err,

@@ -178,3 +178,25 @@ def test_modules_load_from_memory_without_a_temporary_file(monkeypatch) -> None:
     assert isinstance(rt.load(b"\x7fELF cubin"), FakeModule)
     assert isinstance(rt.load(".version 9.0"), FakeModule)
     assert loaded == [b"\x7fELF cubin", b".version 9.0"]
+
+
+def test_a_loaded_module_outlives_its_caller(monkeypatch) -> None:
+    """A dropped CuPy Module is unloaded, and cuModuleUnload waits for a hung grid of it: the runtime
+    keeps every module it loaded (the GPU fault test hung in the spin scenario without this)."""
+    import gc
+    import weakref
+
+    function = pytest.importorskip("cupy.cuda.function")
+    from mmacts.backends.cuda_runtime import Runtime
+
+    class FakeModule:
+        def load(self, data: bytes) -> None:
+            pass
+
+    monkeypatch.setattr(function, "Module", FakeModule)
+    monkeypatch.setattr(cr, "_LOADED", [])
+    rt = object.__new__(Runtime)
+    rt.poisoned = None
+    ref = weakref.ref(rt.load(b"cubin"))
+    gc.collect()
+    assert ref() is not None

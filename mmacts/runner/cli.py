@@ -61,6 +61,15 @@ def _check_toolchain() -> None:
         raise UsageError(f"ptxas not available: {exc}") from exc
 
 
+def _answer_cache(args: argparse.Namespace) -> str | None:
+    """Where the run keeps the oracle's answers (``mmacts.compare.answer_cache``); None: not kept."""
+    if getattr(args, "no_answer_cache", False):
+        return None
+    from mmacts.toolchain.cache import cache_dir
+
+    return str(cache_dir().resolve() / "answers")
+
+
 def _workers(n: str | None) -> str | None:
     """``-n``: a number, ``auto`` (xdist: one per core) or ``gpus`` (one per visible GPU)."""
     if n is None or n in ("0",):
@@ -256,7 +265,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
                "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
-               "require_gpu": require_gpu or None}
+               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args)}
     if not old:  # a run directory is resumable from the start, before its full description exists
         write_text_atomic(run_dir / "run.json", json.dumps(
             {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
@@ -274,6 +283,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
               f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case",
               "-p", "mmacts.runner.select_plugin", *sel.pytest_args()]
+    if options["answer_cache"]:
+        pyargs += [f"--mmacts-answer-cache={options['answer_cache']}"]
     if baseline is not None:
         pyargs += [f"--mmacts-expectations={expect_file}"]
     if kexpr:
@@ -475,6 +486,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "hardware-suite case did not run on a GPU")
     r.add_argument("--case-timeout", type=float, default=300.0,
                    help="wall-clock limit per case in seconds (status timeout); 0 = none (default 300)")
+    r.add_argument("--no-answer-cache", action="store_true",
+                   help="compute every reference answer; by default answers are kept under the cache directory "
+                   "($MMACTS_CACHE_DIR/answers), keyed by the code, the case and its inputs")
     r.set_defaults(func=cmd_run)
     ls = sub.add_parser("list", help="list cases and spec-row coverage")
     ls.add_argument("--suite", action="append")

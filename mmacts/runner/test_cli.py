@@ -99,6 +99,23 @@ def test_resume_keeps_the_shard_of_the_run(capsys: pytest.CaptureFixture, tmp_pa
     assert any(a.startswith("--mmacts-resume=") for a in calls[1])
 
 
+def test_runs_keep_the_oracles_answers_unless_told_not_to(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mmacts run`` hands the test process an answer cache under the cache directory and says so in
+    run.json; ``--no-answer-cache`` computes every answer."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli, "_start", lambda argv, env: calls.append(list(argv)) or EndedProcess())
+    monkeypatch.setenv("MMACTS_CACHE_DIR", str(tmp_path / "cache"))
+    for extra in ([], ["--no-answer-cache"]):
+        rc, _ = _run(capsys, "run", "--suite", "descriptors", "--level", "smoke", "--backend", "model",
+                     "--out", str(tmp_path / "runs" / str(len(extra))), *extra)
+        assert rc == 0
+    want = f"--mmacts-answer-cache={(tmp_path / 'cache' / 'answers').resolve()}"
+    assert want in calls[0] and not any(a.startswith("--mmacts-answer-cache") for a in calls[1])
+    infos = [json.loads(next((tmp_path / "runs" / d).iterdir()).joinpath("run.json").read_text()) for d in "01"]
+    assert infos[0]["options"]["answer_cache"] == want.split("=", 1)[1] and infos[1]["options"]["answer_cache"] is None
+
+
 def test_delegated_subcommand_reaches_its_module(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     rc, err = _run(capsys, "report", "compare", str(tmp_path), str(tmp_path))
     assert rc == 2 and err.startswith("mmacts report: error:") and "no run.json" in err

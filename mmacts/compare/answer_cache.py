@@ -1,0 +1,209 @@
+"""The oracle's answers kept on disk between runs, keyed by everything that computes them.
+
+Why: a fleet runs the same cases with the same seeds on every GPU of every host, night after
+night, and on a GPU host the reference's answers were most of a case's host time (the wgmma
+numeric model over 4096 dot products, the exact GEMMs: ~5 ms a case on an H100 host, more than the
+kernel, its launch and the comparison together). The answer of a case is a pure function of the
+code that computes it and of the case's inputs, so it is computed once and read back after.
+
+What keeps a cached answer from being a stale or foreign one -- the key is a hash of:
+
+- the *code*: every file under ``mmacts/``, ``reference/`` and ``suites/`` (test files aside; data
+  files, the spec catalog and the register included), read once per process. Any edit to any of
+  them is a new key, so the cache never has to know which module an answer depends on;
+- the case: every field of the :class:`~mmacts.cases.model.Case` (form, runtime, recipe, seed ...);
+- the *inputs* the kernel was given, byte for byte (arrays with dtype and shape, scalars,
+  dataclasses, containers): the answer follows the data actually launched, never a case name;
+- numpy's and ml_dtypes' versions (the reference computes with them) and a format version.
+
+Inputs the key cannot describe (an object of another type) are computed and not stored. A file
+that does not load, or whose payload digest does not match, is recomputed. Files are written
+under a private name and renamed into place, so concurrent workers never read half a file.
+
+Off unless asked for: the CLI's ``mmacts run`` turns it on (``--no-answer-cache`` turns it off);
+an :class:`~mmacts.backends.execute.Executor` made in code (self-tests, the mutants engine, the
+kernel-fault checks) has none, so a fault planted in the reference in memory -- which the code
+digest cannot see -- always meets a freshly computed answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mmacts.backends.driver import Expectation
+from mmacts.cases.model import Case
+
+FORMAT = 1
+"""Bump when the file layout or the key's recipe changes."""
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CODE_DIRS = ("mmacts", "reference", "suites")
+
+
+class _Undescribed(Exception):
+    """Inputs hold an object the key cannot describe byte for byte."""
+
+
+def code_digest(root: Path = REPO_ROOT, dirs: tuple[str, ...] = CODE_DIRS) -> str:
+    """Hash of every file under ``root/dirs`` (paths and bytes; test files and bytecode aside)."""
+    h = hashlib.blake2b(digest_size=20)
+    for d in dirs:
+        for p in sorted((root / d).rglob("*")):
+            if p.is_dir() or "__pycache__" in p.parts or p.name.startswith("test_") or p.suffix == ".pyc":
+                continue
+            h.update(str(p.relative_to(root)).encode() + b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Feed ``obj`` into the hash unambiguously (type tags, lengths), or raise :class:`_Undescribed`."""
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise _Undescribed("object array")
+        data = np.ascontiguousarray(obj)
+        h.update(f"A{data.dtype.str}{data.shape}".encode())
+        h.update(data.view(np.uint8).reshape(-1).tobytes() if data.size else b"")
+    elif isinstance(obj, np.generic):
+        h.update(f"S{obj.dtype.str}".encode() + obj.tobytes())
+    elif obj is None or isinstance(obj, bool | int | float | str | bytes):
+        h.update(f"P{type(obj).__name__}{len(repr(obj))}:{obj!r}".encode())
+    elif isinstance(obj, dict):
+        h.update(f"D{len(obj)}".encode())
+        for k in sorted(obj, key=repr):
+            _feed(h, k)
+            _feed(h, obj[k])
+    elif isinstance(obj, list | tuple):
+        h.update(f"L{type(obj).__name__}{len(obj)}".encode())
+        for x in obj:
+            _feed(h, x)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        h.update(f"C{type(obj).__module__}.{type(obj).__qualname__}".encode())
+        for f in dataclasses.fields(obj):
+            _feed(h, f.name)
+            _feed(h, getattr(obj, f.name))
+    else:
+        raise _Undescribed(type(obj).__name__)
+
+
+def _versions() -> str:
+    try:
+        import ml_dtypes
+
+        mld = ml_dtypes.__version__
+    except ImportError:  # pragma: no cover -- a dependency of the reference
+        mld = "-"
+    return f"numpy {np.__version__}; ml_dtypes {mld}; format {FORMAT}"
+
+
+class AnswerCache:
+    """Answers of :meth:`Driver.expected` on disk under ``root`` (see the module docstring)."""
+
+    def __init__(self, root: Path | str, *, code: str | None = None) -> None:
+        self.root = Path(root)
+        self._code = code
+        self.hits = 0
+        self.misses = 0
+        self.unstored = 0
+        """Answers computed but not stored (inputs the key cannot describe, a write that failed)."""
+
+    @property
+    def code(self) -> str:
+        """The code digest (computed at first use: once per process)."""
+        if self._code is None:
+            self._code = code_digest()
+        return self._code
+
+    def key(self, case: Case, inputs: Any) -> str | None:
+        """The answer's key, or None when the inputs cannot be described byte for byte."""
+        h = hashlib.blake2b(digest_size=24)
+        h.update(f"{self.code}|{_versions()}|".encode())
+        try:
+            _feed(h, case)
+            _feed(h, inputs)
+        except _Undescribed:
+            return None
+        return h.hexdigest()
+
+    def path(self, case: Case, key: str) -> Path:
+        return self.root / case.suite / key[:2] / f"{key}.npz"
+
+    def expected(self, driver: Any, case: Case, inputs: Any) -> Expectation:
+        """``driver.expected(case, inputs)``, read from the cache when this exact answer is there.
+
+        A driver may say an answer is not worth keeping (``worth_caching(case)`` False: it costs less
+        than hashing its inputs, e.g. a published file's bits); it is computed, never looked up."""
+        worth = getattr(driver, "worth_caching", None)
+        if worth is not None and not worth(case):
+            return driver.expected(case, inputs)
+        key = self.key(case, inputs)
+        if key is not None:
+            got = self._read(self.path(case, key))
+            if got is not None:
+                self.hits += 1
+                return got
+        exp = driver.expected(case, inputs)
+        self.misses += 1
+        if key is None or not self._write(self.path(case, key), exp):
+            self.unstored += 1
+        return exp
+
+    # ------------------------------------------------------------------------------ files
+    @staticmethod
+    def _payload_digest(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        _feed(h, {k: arrays[k] for k in sorted(arrays)})
+        h.update(json.dumps(meta, sort_keys=True).encode())
+        return h.hexdigest()
+
+    def _write(self, path: Path, exp: Expectation) -> bool:
+        arrays: dict[str, np.ndarray] = {"want": np.asarray(exp.want)}
+        tol = exp.tolerance
+        if isinstance(tol, np.ndarray):
+            arrays["tolerance"] = tol
+            tol_meta: Any = "array"
+        elif tol is None or isinstance(tol, int | float):
+            tol_meta = None if tol is None else float(tol)
+        else:
+            return False
+        if any(a.dtype.hasobject for a in arrays.values()):
+            return False
+        meta = {"mode": exp.mode, "note": exp.note, "control": exp.control, "tolerance": tol_meta}
+        meta["digest"] = self._payload_digest(arrays, meta)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return False
+        return True
+
+    def _read(self, path: Path) -> Expectation | None:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes().decode())
+                arrays = {k: z[k] for k in z.files if k != "meta"}
+        except FileNotFoundError:
+            return None
+        except Exception:  # half a file from a killed writer of an older layout, a damaged disk: recompute
+            return None
+        digest = meta.pop("digest", None)
+        if digest != self._payload_digest(arrays, meta) or "want" not in arrays:
+            return None
+        tol = arrays.get("tolerance") if meta.get("tolerance") == "array" else meta.get("tolerance")
+        return Expectation(arrays["want"], meta["mode"], tol, meta.get("note", ""), meta.get("control", ""))
