@@ -20,7 +20,8 @@ Inputs the key cannot describe (an object of another type) are computed and not 
 that does not load, or whose payload digest does not match, is recomputed. Files are written
 under a private name and renamed into place, so concurrent workers never read half a file.
 
-Off unless asked for: the CLI's ``mmacts run`` turns it on (``--no-answer-cache`` turns it off);
+Only for drivers that ask (``worth_caching(case)``: the answer costs more than hashing its inputs;
+today the Hopper validation suite's model and exact answers), and off unless the run asks: the CLI's ``mmacts run`` turns it on (``--no-answer-cache`` turns it off);
 an :class:`~mmacts.backends.execute.Executor` made in code (self-tests, the mutants engine, the
 kernel-fault checks) has none, so a fault planted in the reference in memory -- which the code
 digest cannot see -- always meets a freshly computed answer.
@@ -140,10 +141,12 @@ class AnswerCache:
     def expected(self, driver: Any, case: Case, inputs: Any) -> Expectation:
         """``driver.expected(case, inputs)``, read from the cache when this exact answer is there.
 
-        A driver may say an answer is not worth keeping (``worth_caching(case)`` False: it costs less
-        than hashing its inputs, e.g. a published file's bits); it is computed, never looked up."""
+        Only answers a driver says are worth keeping (``worth_caching(case)`` True) are looked up: most
+        answers cost less than hashing their inputs (a published file's bits, a probe's observation,
+        whose inputs took up to 50 ms to hash on a 2-core machine), so a driver without the hook is never
+        cached."""
         worth = getattr(driver, "worth_caching", None)
-        if worth is not None and not worth(case):
+        if worth is None or not worth(case):
             return driver.expected(case, inputs)
         key = self.key(case, inputs)
         if key is not None:

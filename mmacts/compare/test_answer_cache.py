@@ -29,6 +29,9 @@ class CountingDriver:
         self.calls = 0
         self.tolerance = tolerance
 
+    def worth_caching(self, case: Case) -> bool:
+        return case.seed != 7
+
     def expected(self, case: Case, inputs: Any) -> Expectation:
         self.calls += 1
         want = np.asarray(inputs["x"], dtype=np.float32) * 2
@@ -119,7 +122,6 @@ def test_the_code_digest_follows_every_source_and_data_file_but_not_tests(tmp_pa
 
 def test_a_driver_may_say_an_answer_is_not_worth_keeping(tmp_path: Path) -> None:
     drv = CountingDriver()
-    drv.worth_caching = lambda case: case.seed != 7  # type: ignore[attr-defined]
     cache = ac.AnswerCache(tmp_path, code="c1")
     for _ in range(2):
         cache.expected(drv, _case(7), _inputs())
@@ -127,6 +129,23 @@ def test_a_driver_may_say_an_answer_is_not_worth_keeping(tmp_path: Path) -> None
     for _ in range(2):
         cache.expected(drv, _case(1), _inputs())
     assert drv.calls == 3
+
+
+def test_a_driver_that_does_not_ask_is_never_cached(tmp_path: Path) -> None:
+    class Plain:
+        suite = "tsuite"
+
+        def __init__(self) -> None:
+            self.inner = CountingDriver()
+
+        def expected(self, case: Case, inputs: Any) -> Expectation:
+            return self.inner.expected(case, inputs)
+
+    drv = Plain()
+    cache = ac.AnswerCache(tmp_path, code="c1")
+    for _ in range(2):
+        cache.expected(drv, _case(), _inputs())
+    assert drv.inner.calls == 2 and not list(tmp_path.rglob("*.npz"))
 
 
 def test_an_executor_made_in_code_computes_every_answer() -> None:
