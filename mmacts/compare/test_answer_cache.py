@@ -52,7 +52,8 @@ def test_the_second_identical_question_is_answered_from_disk(tmp_path: Path) -> 
     assert (again.mode, again.note, again.control, again.tolerance) == ("model:m", "seed 0", "", None)
 
 
-@pytest.mark.parametrize("change", ["one input bit", "seed", "code", "input dtype", "input container"])
+@pytest.mark.parametrize("change", ["one input bit", "seed", "code", "input dtype", "input shape", "same bytes as int",
+                                    "input container"])
 def test_any_change_of_code_case_or_inputs_is_a_new_question(tmp_path: Path, change: str) -> None:
     drv = CountingDriver()
     ac.AnswerCache(tmp_path, code="c1").expected(drv, _case(), _inputs())
@@ -66,6 +67,10 @@ def test_any_change_of_code_case_or_inputs_is_a_new_question(tmp_path: Path, cha
         code = "c2"
     elif change == "input dtype":
         inputs["x"] = inputs["x"].astype(np.float64)
+    elif change == "input shape":  # the same bytes
+        inputs["x"] = inputs["x"].reshape(1, 3)
+    elif change == "same bytes as int":
+        inputs["x"] = inputs["x"].view(np.int32)
     else:
         inputs["meta"] = ["a", None]
     ac.AnswerCache(tmp_path, code=code).expected(drv, case, inputs)
@@ -84,17 +89,17 @@ def test_a_damaged_file_is_recomputed_not_believed(tmp_path: Path) -> None:
     drv = CountingDriver()
     cache = ac.AnswerCache(tmp_path, code="c1")
     cache.expected(drv, _case(), _inputs())
-    (path,) = list(tmp_path.rglob("*.npz"))
-    # a payload changed under a valid file layout: the stored digest no longer matches
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files}
-    arrays["want"] = arrays["want"].copy()
-    arrays["want"][0] = 99.0
-    np.savez(path, **arrays)
+    (path,) = list(tmp_path.rglob("*.answer"))
+    good = path.read_bytes()
+    # one payload bit changed under a valid layout: the stored digest no longer matches
+    path.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
     got = cache.expected(drv, _case(), _inputs())
-    assert drv.calls == 2 and got.want[0] == 3.0
-    path.write_bytes(b"not a zip")  # half a file
+    assert drv.calls == 2 and np.array_equal(got.want[:2], [3.0, -0.0])
+    path.write_bytes(good[: len(good) // 2])  # half a file
     assert cache.expected(drv, _case(), _inputs()).want[0] == 3.0 and drv.calls == 3
+    assert path.read_bytes() == good  # and the recomputed answer replaced it
+    cache.expected(drv, _case(), _inputs())
+    assert drv.calls == 3
 
 
 def test_inputs_the_key_cannot_describe_are_computed_every_time(tmp_path: Path) -> None:
@@ -103,7 +108,7 @@ def test_inputs_the_key_cannot_describe_are_computed_every_time(tmp_path: Path) 
     inputs = dict(_inputs(), handle=object())
     cache.expected(drv, _case(), inputs)
     cache.expected(drv, _case(), inputs)
-    assert drv.calls == 2 and cache.unstored == 2 and not list(tmp_path.rglob("*.npz"))
+    assert drv.calls == 2 and cache.unstored == 2 and not list(tmp_path.rglob("*.answer"))
 
 
 def test_the_code_digest_follows_every_source_and_data_file_but_not_tests(tmp_path: Path) -> None:
@@ -125,7 +130,7 @@ def test_a_driver_may_say_an_answer_is_not_worth_keeping(tmp_path: Path) -> None
     cache = ac.AnswerCache(tmp_path, code="c1")
     for _ in range(2):
         cache.expected(drv, _case(7), _inputs())
-    assert drv.calls == 2 and not list(tmp_path.rglob("*.npz"))
+    assert drv.calls == 2 and not list(tmp_path.rglob("*.answer"))
     for _ in range(2):
         cache.expected(drv, _case(1), _inputs())
     assert drv.calls == 3
@@ -145,7 +150,7 @@ def test_a_driver_that_does_not_ask_is_never_cached(tmp_path: Path) -> None:
     cache = ac.AnswerCache(tmp_path, code="c1")
     for _ in range(2):
         cache.expected(drv, _case(), _inputs())
-    assert drv.inner.calls == 2 and not list(tmp_path.rglob("*.npz"))
+    assert drv.inner.calls == 2 and not list(tmp_path.rglob("*.answer"))
 
 
 def test_an_executor_made_in_code_computes_every_answer() -> None:
