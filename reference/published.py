@@ -100,7 +100,7 @@ def parse_bit_strings(text: str) -> np.ndarray:
         raise ValueError("no data lines")
     n = len(lines[0])
     joined = "".join(lines)
-    if n not in (16, 32) or len(joined) != n * len(lines) or any(len(ln) != n for ln in lines):
+    if n not in (16, 32) or len(joined) != n * len(lines) or set(map(len, lines)) != {n}:
         raise ValueError("every line must be 32 (or 16) characters of 0 and 1")
     # one digit test over the whole text at C speed (a blank inside a line fails it too)
     arr = np.frombuffer(joined.encode("ascii", "replace"), dtype=np.uint8).reshape(len(lines), n) - ord("0")

@@ -23,6 +23,7 @@ low bits; an open question recorded in the ambiguity register, so it is a parame
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -44,6 +45,12 @@ class Layout:
     slot_bits: int
     shape: tuple[int, int]
 
+    def __post_init__(self) -> None:
+        # layouts are made once per shape (``functools.cache``: ~0.1 ms each, twice per case before) and
+        # shared, so their maps are read-only
+        self.rows.setflags(write=False)
+        self.cols.setflags(write=False)
+
     @property
     def nregs(self) -> int:
         return self.rows.shape[1]
@@ -54,6 +61,7 @@ def _lane_grid(nregs: int, per_reg: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return lane // 4, lane % 4, r, e
 
 
+@cache
 def a_layout(k: int) -> Layout:
     """A fragment of m16n8k32 (``k=32``, byte slots) or m16n8k64 (``k=64``, nibble slots)."""
     per = {32: 4, 64: 8}[k]
@@ -63,6 +71,7 @@ def a_layout(k: int) -> Layout:
     return Layout(f"A.m16n8k{k}", rows, cols, 32 // per, (M, k))
 
 
+@cache
 def b_layout(k: int) -> Layout:
     """B fragment (logical B is K x N) of m16n8k32 / m16n8k64."""
     per = {32: 4, 64: 8}[k]
@@ -72,12 +81,14 @@ def b_layout(k: int) -> Layout:
     return Layout(f"B.m16n8k{k}", rows, cols, 32 // per, (k, N))
 
 
+@cache
 def cd_layout() -> Layout:
     """C/D fragment with f32 elements (one element per register)."""
     g, t, r, _ = _lane_grid(4, 1)
     return Layout("CD.f32", g + 8 * (r // 2), 2 * t + r % 2, 32, (M, N))
 
 
+@cache
 def cd_f16_layout() -> Layout:
     """C/D fragment with f16 elements (two per register, lower column in the low half)."""
     g, t, r, h = _lane_grid(2, 2)

@@ -67,3 +67,22 @@ def test_scale_encoding_never_uses_the_sign_bit():
     codes = V.encode_scales(finite, "ue4m3")
     assert (codes < 0x80).all()
     assert np.array_equal(V.decode_scales(codes, "ue4m3"), finite)
+
+
+@pytest.mark.parametrize("etype", sorted(V.ELEMENT_BITS))
+def test_element_encoding_gives_the_lookups_codes_and_refuses_what_is_not_exact(etype):
+    """The binary16 fast path gives exactly the sorted-table lookup's codes (``_encode``: the lowest code
+    of each value, +0 for both zeros) on every finite value and on random arrays of them, and refuses
+    a value between two codes, NaN and infinity as the lookup does."""
+    table = V.element_table(etype)
+    values = table[np.isfinite(table)]
+    want = V._encode(values, table, etype)
+    got = V.encode_elements(values, etype)
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+    rng = np.random.default_rng(7)
+    grid = rng.choice(values, size=(64, 128))
+    assert np.array_equal(V.encode_elements(grid, etype), V._encode(grid, table, etype))
+    between = (values[values > 0].min() + np.sort(values[values > 0])[1]) / 2
+    for bad in (between, np.nan, np.inf, 1e-30):
+        with pytest.raises(ValueError, match="not exactly representable"):
+            V.encode_elements(np.array([1.0, bad]), etype)

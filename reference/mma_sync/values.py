@@ -105,19 +105,37 @@ def _encode(values: np.ndarray, table: np.ndarray, what: str) -> np.ndarray:
     return codes[idx].astype(np.uint8)
 
 
+@cache
+def _code_of_binary16(etype: str) -> np.ndarray:
+    """int16[65536]: for each binary16 bit pattern that is a finite ``etype`` value, the lowest code with
+    that value; -1 elsewhere. Every element type's finite values are binary16 values (the widest, E5M2,
+    spans 2^-16 .. 57344), so a native float16 cast plus this table encodes exactly."""
+    table = element_table(etype)
+    codes = np.nonzero(np.isfinite(table))[0]
+    half = table[codes].astype(np.float16)
+    if not np.array_equal(half.astype(np.float64), table[codes]):
+        raise AssertionError(f"{etype} values are not all binary16 values")
+    bits, first = np.unique(half.view(np.uint16), return_index=True)  # codes ascend: first = lowest
+    out = np.full(1 << 16, -1, dtype=np.int16)
+    out[bits] = codes[first]
+    out.setflags(write=False)
+    return out
+
+
 def encode_elements(values: np.ndarray, etype: str) -> np.ndarray:
-    """Exactly representable float values -> codes (uint8); raises if one is not exact."""
-    if ELEMENT_BITS[etype] == 8:
-        # one cast where every value is exact (what recipes build): the byte is the code, +0 for
-        # either zero as the table lookup gives; 20x faster than the lookup on the 5000-vector data
-        v = np.asarray(values, dtype=np.float64)
-        with np.errstate(all="ignore"):
-            q = v.astype(_ML[etype])
-            exact = bool(np.all(np.isfinite(v) & (q.astype(np.float64) == v)))
-        if exact:
-            codes = q.view(np.uint8).copy()
-            codes[v == 0] = 0
-            return codes
+    """Exactly representable float values -> codes (uint8), +0 for either zero; raises if one is not exact.
+
+    A native binary16 cast and a table (:func:`_code_of_binary16`): the ml_dtypes casts it replaces
+    cost ~50 us per 8K elements, a tenth of a case's input building on a GPU host."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        half = v.astype(np.float16)
+        codes = _code_of_binary16(etype)[half.view(np.uint16)]
+        exact = bool(np.all(half.astype(np.float64) == v)) and bool(np.all(codes >= 0))  # NaN/Inf fail here
+    if exact:
+        codes = codes.astype(np.uint8)
+        codes[v == 0] = 0  # +0 is code 0 in every element type
+        return codes
     return _encode(values, element_table(etype), etype)  # says which value is not exact
 
 

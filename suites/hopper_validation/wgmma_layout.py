@@ -14,6 +14,7 @@ unit tests cross-check the two implementations, and the GPU run checks both agai
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -114,14 +115,18 @@ def place_operand(codes: np.ndarray, *, major: str, swizzle: str, elem_bytes: in
     return Operand(smem, descs)
 
 
+@cache
 def d_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """wgmma m64nN f32 accumulator: (row, col) of register i of thread tid, arrays [128, N/2]."""
+    """wgmma m64nN f32 accumulator: (row, col) of register i of thread tid, arrays [128, N/2] (made once
+    per N and shared: read-only)."""
     tid = np.arange(128)[:, None]
     i = np.arange(n // 2)[None, :]
     w, lane = tid // 32, tid % 32
     g, t = lane // 4, lane % 4
-    rows = 16 * w + g + 8 * ((i // 2) % 2)
-    cols = 8 * (i // 4) + 2 * t + (i % 2)
+    rows = np.broadcast_to(16 * w + g + 8 * ((i // 2) % 2), (128, n // 2)).copy()
+    cols = np.broadcast_to(8 * (i // 4) + 2 * t + (i % 2), (128, n // 2)).copy()
+    rows.setflags(write=False)
+    cols.setflags(write=False)
     return rows, cols
 
 
