@@ -118,6 +118,10 @@ MODELS: dict[str, ModelParams] = {
 }
 
 
+_NO_TERM = np.iinfo(np.int32).min // 4
+"""The exponent of a term that is absent (a zero product, or no addend): below every real one."""
+
+
 def _floor_log2(x: np.ndarray) -> np.ndarray:
     _, e = np.frexp(x)
     return e.astype(np.int64) - 1
@@ -144,20 +148,28 @@ def round_out(v: np.ndarray, out_fmt: F.Format, p: OutParams, params: ModelParam
 
 def _block(x: np.ndarray, e: np.ndarray, c: np.ndarray, out_fmt: F.Format, p: OutParams,
            params: ModelParams) -> np.ndarray:
-    """One block FMA: x (V,n) exact products, e (V,n) their exponents e_a+e_b (ignored where x==0),
-    c (V,) incoming addend (exact in the output format). Returns the rounded block result."""
+    """One block FMA: x (n,V) exact products, e (n,V) their exponents e_a+e_b (the caller puts
+    ``_NO_TERM`` where x == 0), c (V,) incoming addend (exact in the output format). Returns the
+    rounded block result.
+
+    Why terms along the first axis: the block's max and sum then run over contiguous rows of V
+    values (a large wgmma case spent most of its oracle time in strided per-row reductions).
+    """
     w = 23 + params.neab
-    nz = x != 0
     ec = np.maximum(_floor_log2(np.where(c == 0, 1.0, np.abs(c))), -126)
-    big_neg = np.iinfo(np.int64).min // 4
-    m = np.max(np.where(nz, e, big_neg), axis=1) if x.shape[1] else np.full(x.shape[0], big_neg)
-    m = np.maximum(m, np.where(c != 0, ec, big_neg))
+    m = e.max(axis=0) if x.shape[0] else np.full(x.shape[1], _NO_TERM)
+    m = np.maximum(m, np.where(c != 0, ec, _NO_TERM))
     m = np.maximum(m, p.min_exp_limit)
-    sh = (w - m).astype(np.int32)
-    # each aligned term truncated toward zero (trunc(y) == copysign(floor(|y|), y), signed zeros included)
-    s = np.sum(np.trunc(np.ldexp(x, sh[:, None])), axis=1)
-    s = s + np.trunc(np.ldexp(c, sh))
-    v = np.ldexp(s, -sh)
+    sh = w - m
+    if sh.size and not (-1000 < sh.min() and sh.max() < 1000):
+        # every format here (fp8/6/4 with UE8M0/UE4M3 scales, fp32 C) stays within 2**300
+        raise ValueError("block terms beyond the range the model aligns in doubles (|exponent| > 1000)")
+    # each term scaled by 2**sh (a power of two: exact, as ldexp) and truncated toward zero
+    # (trunc(y) == copysign(floor(|y|), y), signed zeros included)
+    up = np.ldexp(1.0, sh)
+    t = x * up
+    s = np.trunc(t, out=t).sum(axis=0) + np.trunc(c * up)
+    v = s * np.ldexp(1.0, -sh)
     return round_out(v, out_fmt, p, params)
 
 
@@ -247,10 +259,25 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     else:
         sa = sb = None  # unscaled: the products are a * b (the same bits as a * b * 1 * 1, fewer passes)
 
+    # Terms are laid out (K, V): term j of every vector in one contiguous row, so that a block's
+    # max and sum are reductions over whole rows (strided per-vector reductions, and transposing
+    # a (V, K) array, were most of a large wgmma case's oracle time). Operands are viewed with
+    # K first and every elementwise result is made in C order directly in that layout.
+    shape_t = (k, *shape[:-1])
+
+    def k_first(x: np.ndarray) -> np.ndarray:
+        return np.moveaxis(x, -1, 0)
+
+    def k_rows(x: np.ndarray) -> np.ndarray:
+        """An elementwise result of ``k_first`` views as (K, V) (free where it has every axis)."""
+        return np.broadcast_to(x, shape_t).reshape(k, v)
+
     def products() -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            p = a * b if sa is None else a * b * sa * sb
-        return np.broadcast_to(p, shape).reshape(v, k)
+            p = np.multiply(k_first(a), k_first(b), order="C")
+            if sa is not None:
+                p = p * k_first(sa) * k_first(sb)
+        return k_rows(p)
 
     prods = products()
     # NaN/Inf pre-check (GEMM.m): on the double products and c (one pass where all are finite,
@@ -258,9 +285,9 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     if np.isfinite(prods).all():
         nan, pinf, ninf = np.isnan(c), np.isposinf(c), np.isneginf(c)
     else:
-        nan = np.isnan(prods).any(axis=1) | np.isnan(c)
-        pinf = np.isposinf(prods).any(axis=1) | np.isposinf(c)
-        ninf = np.isneginf(prods).any(axis=1) | np.isneginf(c)
+        nan = np.isnan(prods).any(axis=0) | np.isnan(c)
+        pinf = np.isposinf(prods).any(axis=0) | np.isposinf(c)
+        ninf = np.isneginf(prods).any(axis=0) | np.isneginf(c)
     special = nan | pinf | ninf
     fin_a, fin_b = np.isfinite(a), np.isfinite(b)
     changed = not (fin_a.all() and fin_b.all() and (sa is None or (np.isfinite(sa).all() and np.isfinite(sb).all())))
@@ -284,14 +311,19 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     if params.exact:
         from reference.gemm import exact_sum_round
 
-        d = exact_sum_round(np.concatenate([prods, c[:, None]], axis=1), key, op.frmode)
+        d = exact_sum_round(np.concatenate([prods.T, c[:, None]], axis=1), key, op.frmode)
     else:
-        e = np.broadcast_to(_in_exponent(a, fa) + _in_exponent(b, fb), shape).reshape(v, k)
+        # exponents as int32 (|e| < 2**11 for any double): half the memory traffic of int64
+        ea, eb = (_in_exponent(x, f).astype(np.int32) for x, f in ((a, fa), (b, fb)))
+        e = np.add(k_first(ea), k_first(eb), order="C")
         if scale_a is not None:
-            e = e + _floor_log2(np.where(sa == 0, 1.0, sa)) + _floor_log2(np.where(sb == 0, 1.0, sb))
+            e = e + k_first(_floor_log2(np.where(sa == 0, 1.0, sa)) + _floor_log2(np.where(sb == 0, 1.0, sb))
+                            ).astype(np.int32)
+        e = e.reshape(k, v) if e.shape == shape_t else np.array(k_rows(e))  # writable, (K, V)
+        np.putmask(e, prods == 0, _NO_TERM)  # a zero product has no exponent
         acc = c.copy() if params.c_placement == "aligned" else np.zeros(v)
         for idx in block_order(k, params):
-            acc = _block(prods[:, idx], e[:, idx], acc, out_fmt, op, params)
+            acc = _block(prods[idx], e[idx], acc, out_fmt, op, params)
         if params.c_placement == "last":
             acc = _add_round(acc, c, out_fmt, params.c_last_mode)
         d = acc

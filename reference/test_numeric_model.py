@@ -244,3 +244,14 @@ def test_broadcast_operands_give_the_same_bits_as_rows(model: str) -> None:
             continue
         got = NM.dot(model, A[:, :, None, :], Bt[:, None, :, :], C.reshape(-1), out, in_format=("e4m3", "e5m2"))
         assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+@pytest.mark.parametrize("model", ["hopper_wgmma_fp8", "hmma_fp8_emulation"])
+def test_terms_past_the_doubles_alignment_range_are_refused(model: str) -> None:
+    """The block step aligns terms by multiplying with 2**shift in float64; a term whose
+    exponent is past +-1000 (no fp8/6/4 value with its scales comes near) would make that
+    power of two overflow, so it is refused rather than rounded silently."""
+    big = np.full((1, 32), 2.0**600)
+    with pytest.raises(ValueError, match="beyond the range"):
+        NM.dot(model, big, big)
+    assert NM.dot(model, np.full((1, 32), 2.0**100), np.full((1, 32), 2.0**100))[0] == np.inf  # in range

@@ -13,6 +13,7 @@ from typing import Any
 _WHERE = {
     "render_html": "html",
     "observations_frame": "observe",
+    "decided_by_regex": "observe",
     "pattern_matches": "observe",
     "record_observations": "observe",
     **{name: "register" for name in (

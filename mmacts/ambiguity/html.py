@@ -13,7 +13,7 @@ import json
 
 import pandas as pd
 
-from mmacts.ambiguity.observe import pattern_matches
+from mmacts.ambiguity.observe import decided_by_regex
 from mmacts.ambiguity.register import Entry, Register
 
 _STYLE = """
@@ -47,9 +47,10 @@ def _rows(results: pd.DataFrame | list[dict] | None) -> list[dict]:
 
 def _run_answers(entry: Entry, results: pd.DataFrame | list[dict] | None) -> list[dict[str, str]]:
     out = []
+    names = decided_by_regex(tuple(entry.decided_by))
     for row in _rows(results):
         case_id = str(row.get("case_id", ""))
-        if not any(pattern_matches(p, case_id) for p in entry.decided_by):
+        if not names.match(case_id):
             continue
         answer = str(row.get("status", ""))
         raw = row.get("observation")

@@ -10,6 +10,7 @@ import pytest
 
 from mmacts.ambiguity import (
     RegisterError,
+    decided_by_regex,
     load_register,
     observations_frame,
     pattern_matches,
@@ -35,6 +36,22 @@ def test_pattern_matching():
     assert not pattern_matches("probes.neab", "probes.neab_other.x")
     assert pattern_matches("tcgen05_*zcm*", "tcgen05_blockscale.zcm.skip2")
     assert not pattern_matches("tcgen05_*zcm*", "mma_sync.zcm")
+
+
+def test_one_regex_per_entry_matches_as_pattern_matches_does():
+    """The report's compiled form of an entry's ``decided_by`` selects the same cases as
+    the item-by-item rule, on the packaged register and on glob and regex edge cases."""
+    odd = ("probes.a+b", "x[ab].?", "x[!a]*", "a.b", "a*b", "(y)", "dot.", "")
+    ids = ["probes.a+b", "probes.a+b.c", "probes.aab", "xa.q", "xb.", "xc.z", "xq7", "a.b", "a.b.c", "axb",
+           "a.bc", "aXYb", "(y)", "(y).1", "y", "dot.", "dot..x", "dot", "", "a.b\nz", "a.b.\nz"]
+    reg = load_register()
+    ids += [f"{p}.extra" for e in reg.entries for p in e.decided_by] + [p for e in reg.entries for p in e.decided_by]
+    pattern_sets = [tuple(e.decided_by) for e in reg.entries] + [(p,) for p in odd] + [odd, ()]
+    for patterns in pattern_sets:
+        names = decided_by_regex(patterns)
+        for case_id in ids:
+            assert bool(names.match(case_id)) == any(pattern_matches(p, case_id) for p in patterns), (
+                patterns, case_id)
 
 
 def test_probe_answers_land_in_the_entries_that_name_the_probe():
