@@ -9,5 +9,5 @@ from mmacts.runner.plugin import run_case
 MMACTS_ALL_SUITES = True
 
 
-def test_case(case, mmacts_executor, record_property) -> None:  # noqa: ANN001 (pytest fixtures)
-    run_case(None, case, mmacts_executor, record_property)
+def test_case(case) -> None:  # noqa: ANN001 (a pytest parameter)
+    run_case(None, case)

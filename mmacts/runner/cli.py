@@ -279,6 +279,9 @@ def cmd_run(args: argparse.Namespace) -> int:
               "-qq", "-rN", "--tb=no", "--mmacts-quiet",
               # no assertion rewriting (the cases assert nothing; pytest rewrote ~60 modules per process)
               "--assert=plain",
+              # Python-level capture only: fd capture dup2s stdout and stderr around every phase of every
+              # item (12 system calls a case); cases print nothing, and what C code might write is seen
+              "--capture=sys",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
               f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
               f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case",

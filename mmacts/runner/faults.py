@@ -115,7 +115,7 @@ _NOTES: dict[Path, Note] = {}
 def write_note(path: Path, text: str) -> None:
     """Rewrite the note file ``path`` (kept open across cases; see :class:`Note`)."""
     note = _NOTES.get(Path(path))
-    if note is None or (note._fd is not None and not note.path.exists()):  # removed under us: a new file
+    if note is None or (note._fd is not None and os.fstat(note._fd).st_nlink == 0):  # removed under us: a new file
         if note is not None:
             note.close()
         note = _NOTES[Path(path)] = Note(path)

@@ -168,16 +168,23 @@ def _case_of(item: Any) -> Case | None:
     return case if isinstance(case, Case) else None
 
 
-@pytest.fixture(scope="session")
-def mmacts_executor(pytestconfig: pytest.Config) -> Executor:
-    """One executor per process: it caches assembled modules and batched GPU launches."""
-    ex = Executor(backend=pytestconfig.getoption("--mmacts-backend"))
-    answers = pytestconfig.getoption("--mmacts-answer-cache")
-    if answers:
-        from mmacts.compare.answer_cache import AnswerCache
+_EXECUTOR = pytest.StashKey[Executor]()
 
-        ex.answers = AnswerCache(answers)
-    ex.all_cases = pytestconfig.stash.get(_ALL_CASES, {})
+
+def session_executor(config: pytest.Config) -> Executor:
+    """One executor per session (made at first use): it caches assembled modules and batched GPU
+    launches. Kept in the config, not reached through a fixture: a session fixture is still resolved
+    item by item (with ``pytestconfig`` under it), a large part of pytest's per-item set-up."""
+    ex = config.stash.get(_EXECUTOR, None)
+    if ex is None:
+        ex = Executor(backend=config.getoption("--mmacts-backend"))
+        answers = config.getoption("--mmacts-answer-cache")
+        if answers:
+            from mmacts.compare.answer_cache import AnswerCache
+
+            ex.answers = AnswerCache(answers)
+        ex.all_cases = config.stash.get(_ALL_CASES, {})
+        config.stash[_EXECUTOR] = ex
     return ex
 
 
@@ -350,9 +357,17 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
         faults.write_note(Path(out) / faults.INFLIGHT_FILE, _case_id(nodeid))
 
 
+_CURRENT: dict[str, pytest.Item] = {}
+"""The item running now: :func:`run_case` attaches the record to it (the ``record_property`` fixture
+does the same through a function-scoped fixture, whose per-item set-up cost more than the rest of the
+plugin's per-case work)."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """xdist worker: note the case it starts, so the controller can record it should the worker die."""
+    """Remember the running item; xdist worker: note the case it starts, so the controller can record it
+    should the worker die."""
+    _CURRENT["item"] = item
     config = item.config
     if not hasattr(config, "workerinput") or not config.getoption("--mmacts-out"):
         return
@@ -395,14 +410,18 @@ def record_to_pytest(rec: dict[str, Any]) -> None:
     pytest.fail(f"{status.upper()}: {msg}", pytrace=False)
 
 
-def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) -> None:
-    """The body of every generated case item (``driver`` None: look it up by suite name)."""
+def run_case(driver: Any, case: Case, executor: Executor | None = None) -> None:
+    """The body of every generated case item (``driver`` None: look it up by suite name; ``executor``
+    None: the session's). The record goes onto the running item's ``user_properties`` (the list the
+    ``record_property`` fixture appends to, carried to an xdist controller with the report)."""
     if driver is None:
         from mmacts.runner.suites import load_driver
 
         driver = load_driver(case.suite)
     config = _CONFIG.get("config")
     limit = config.getoption("--mmacts-case-timeout") if config is not None else faults.DEFAULT_CASE_TIMEOUT_S
+    if executor is None:
+        executor = session_executor(_CURRENT["item"].config)
 
     def hard_timeout() -> None:  # watchdog thread: the case is stuck where no signal reaches it
         faults.exit_process(faults.case_record(
@@ -428,7 +447,7 @@ def run_case(driver: Any, case: Case, executor: Executor, record_property: Any) 
     if rec.get("backend") == "cuda" and rec.get("device"):
         rec["device"] = gpu_pinning.device_label(str(rec["device"]))
     rec = json.loads(json.dumps(rec, default=str))
-    record_property(RECORD_KEY, rec)
+    _CURRENT["item"].user_properties.append((RECORD_KEY, rec))
     if not executor.holds_results():  # let the rest of a poisoned batch record its cached results first
         faults.end_if_poisoned(rec)
     record_to_pytest(rec)

@@ -29,8 +29,8 @@ TEST_MODULE = """
 from mmacts.runner.fake_suite import FAULTY_DRIVER as DRIVER
 from mmacts.runner.plugin import run_case
 
-def test_case(case, mmacts_executor, record_property):
-    run_case(DRIVER, case, mmacts_executor, record_property)
+def test_case(case):
+    run_case(DRIVER, case)
 """
 
 
@@ -98,6 +98,20 @@ def test_sticky_error_by_status_code() -> None:
     assert faults.is_sticky_cuda_error(FakeCupyError("opaque"))
     FakeCupyError.status = 2  # cudaErrorMemoryAllocation: the context survives it
     assert not faults.is_sticky_cuda_error(FakeCupyError("opaque"))
+
+
+def test_a_note_removed_under_its_writer_is_written_anew(tmp_path: Path) -> None:
+    """The in-flight note stays open across cases; a note file someone removed (a resumed run's
+    cleanup) must come back at the next case, not go on into the unlinked file."""
+    path = tmp_path / faults.INFLIGHT_FILE
+    faults.write_note(path, "case.one")
+    path.unlink()
+    faults.write_note(path, "case.two")
+    assert path.read_text().strip() == "case.two"
+    faults.write_note(path, "c3")
+    assert path.read_text().strip() == "c3"
+    faults.drop_note(path)
+    assert not path.exists()
 
 
 def test_worker_marker_only_answers_for_its_case(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ TEST_MODULE = """
 from mmacts.runner.fake_suite import DRIVER
 from mmacts.runner.plugin import run_case
 
-def test_case(case, mmacts_executor, record_property):
-    run_case(DRIVER, case, mmacts_executor, record_property)
+def test_case(case):
+    run_case(DRIVER, case)
 """
 
 

@@ -1,0 +1,24 @@
+"""``suites.load_driver``: a suite's driver module is looked up once, its ``DRIVER`` read each time."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmacts.runner import suites
+
+
+def test_a_driver_is_looked_up_once_and_its_current_driver_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(suites, "_MODULES", {})
+    listings = []
+    real = suites.suite_names
+    monkeypatch.setattr(suites, "suite_names", lambda: listings.append(1) or real())
+    first = suites.load_driver("hopper_validation")
+    assert suites.load_driver("hopper_validation") is first
+    assert len(listings) == 1  # every case asks for its driver: no directory listing per case
+    mod = suites._MODULES[("hopper_validation", None)]
+    swapped = object()
+    monkeypatch.setattr(mod, "DRIVER", swapped)  # a test replacing DRIVER is served its own
+    assert suites.load_driver("hopper_validation") is swapped
+    with pytest.raises(KeyError):
+        suites.load_driver("no_such_suite")
+
