@@ -4,9 +4,8 @@
 #   usage: bash validation/h100-percase/figures.sh OUT_DIR  (carry .tc, .mmacts-sha); one tarball comes back
 set -uo pipefail
 out=${1:?output folder}
-w=/tmp/h100-figures; rm -rf "$w"; mkdir -p /tmp/tc "$w" "$out"
-gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
-export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$(cat .mmacts-sha 2>/dev/null || echo unknown)
+w=/tmp/h100-figures; rm -rf "$w"; mkdir -p "$w" "$out"
+source validation/device-prelude.sh
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; nproc; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
 bench() { timeout "${T:-200}" python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
 bench --suite hopper_validation -n gpus --repeat 6 > "$w/bench-hv-ngpus.txt"

@@ -4,9 +4,8 @@
 #   usage: bash validation/h100-percase/profile.sh OUT_DIR  (carry .tc, .mmacts-sha); one tarball comes back
 set -uo pipefail
 out=${1:?output folder}
-w=/tmp/h100-prof; rm -rf "$w"; mkdir -p /tmp/tc "$w" "$out"
-gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
-export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$(cat .mmacts-sha 2>/dev/null || echo unknown)
+w=/tmp/h100-prof; rm -rf "$w"; mkdir -p "$w" "$out"
+source validation/device-prelude.sh
 export MMACTS_CACHE_DIR=/tmp/mmacts-cache PYTHONPYCACHEPREFIX=/tmp/mmacts-cache/pycache
 python3 -m mmacts.runner.cli run --suite hopper_validation --suite probes --level full --backend cuda -n gpus --out /tmp/runs > "$w/run.txt" 2>&1
 prof() { local name=$1; shift; mkdir -p /tmp/p-$name

@@ -6,9 +6,8 @@
 #   usage: bash validation/h100-percase/run.sh OUT_DIR  (carry .tc, .mmacts-sha); one tarball comes back
 set -uo pipefail
 out=${1:?output folder}
-w=/tmp/h100-percase; rm -rf "$w"; mkdir -p /tmp/tc "$w" "$out"
-gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
-export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMACTS_GIT_SHA=$(cat .mmacts-sha 2>/dev/null || echo unknown)
+w=/tmp/h100-percase; rm -rf "$w"; mkdir -p "$w" "$out"
+source validation/device-prelude.sh
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv; python3 --version
   python3 -m pip list 2>/dev/null | grep -iE "^(pytest|pytest-xdist|execnet|cupy|numpy|pandas|pyarrow) "; nproc
   env | grep -E "^PYTHON" | sort; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
