@@ -418,10 +418,10 @@ def run_case(driver: Any, case: Case, executor: Executor | None = None) -> None:
         from mmacts.runner.suites import load_driver
 
         driver = load_driver(case.suite)
-    config = _CONFIG.get("config")
-    limit = config.getoption("--mmacts-case-timeout") if config is not None else faults.DEFAULT_CASE_TIMEOUT_S
+    item = _CURRENT["item"]
+    limit = item.config.getoption("--mmacts-case-timeout")
     if executor is None:
-        executor = session_executor(_CURRENT["item"].config)
+        executor = session_executor(item.config)
 
     def hard_timeout() -> None:  # watchdog thread: the case is stuck where no signal reaches it
         faults.exit_process(faults.case_record(
@@ -447,7 +447,7 @@ def run_case(driver: Any, case: Case, executor: Executor | None = None) -> None:
     if rec.get("backend") == "cuda" and rec.get("device"):
         rec["device"] = gpu_pinning.device_label(str(rec["device"]))
     rec = json.loads(json.dumps(rec, default=str))
-    _CURRENT["item"].user_properties.append((RECORD_KEY, rec))
+    item.user_properties.append((RECORD_KEY, rec))
     if not executor.holds_results():  # let the rest of a poisoned batch record its cached results first
         faults.end_if_poisoned(rec)
     record_to_pytest(rec)

@@ -6,8 +6,7 @@ set -uo pipefail
 out=${1:?output folder}
 w=/tmp/h100-figures; rm -rf "$w"; mkdir -p "$w" "$out"
 source validation/device-prelude.sh
-{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; nproc; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
-bench() { timeout "${T:-200}" python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
+record_env "$w/env.txt"
 bench --suite hopper_validation -n gpus --repeat 6 > "$w/bench-hv-ngpus.txt"
 bench --suite probes -k sm_90a -n gpus --repeat 6 > "$w/bench-probes-sm90-ngpus.txt"
 bench --suite probes -n gpus --repeat 3 > "$w/bench-probes-all-ngpus.txt"

@@ -7,21 +7,16 @@ set -uo pipefail
 out=${1:?output folder}
 w=/tmp/h100-final; rm -rf "$w"; mkdir -p "$w" "$out"
 source validation/device-prelude.sh
-{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv; python3 --version
-  python3 -m pip list 2>/dev/null | grep -iE "^(pytest|pytest-xdist|execnet|cupy|numpy|pandas|pyarrow) "; nproc
-  echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
+record_env "$w/env.txt"
 timeout 150 python3 -m pytest -q -p no:cacheprovider mmacts/runner/test_faults.py > "$w/test_faults.txt" 2>&1
 echo "rc=$?" >> "$w/test_faults.txt"
-timeout 120 python3 -m pytest -q -p no:cacheprovider mmacts/backends/test_cuda_runtime.py mmacts/backends/test_gpu_faults.py \
-  > "$w/gpu-unit-tests.txt" 2>&1; echo "rc=$?" >> "$w/gpu-unit-tests.txt"
-bench() { timeout "${T:-200}" python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
+gpu_unit_tests "$w/gpu-unit-tests.txt"
 bench --suite hopper_validation -n gpus --repeat 8 > "$w/bench-hv-ngpus.txt"
 T=120 bench --suite hopper_validation -n gpus --repeat 4 --answers off > "$w/bench-hv-ngpus-answers-off.txt"
 bench --suite probes -k sm_90a -n gpus --repeat 6 > "$w/bench-probes-sm90-ngpus.txt"
 T=120 bench --suite probes -n gpus --repeat 3 > "$w/bench-probes-all-ngpus.txt"
 T=120 bench --suite hopper_validation -n 2 --repeat 3 > "$w/bench-hv-n2.txt"
-tar -C "$w" -czf "$out/h100-final.tar.gz" . && tail -n 9 "$w"/bench-*.txt; tail -n 3 "$w"/test_faults.txt "$w"/gpu-unit-tests.txt
-cat "$w/env.txt"
 timeout 120 python3 validation/h100-percase/executor_profile.py > "$w/executor-gpu.txt" 2>&1
 timeout 150 bash validation/h100-startup/timeline.sh "$w/timeline" > /dev/null 2>&1
-tar -C "$w" -czf "$out/h100-final.tar.gz" . && head -5 "$w/executor-gpu.txt" && tail -n 12 "$w/timeline/timeline.txt"
+tar -C "$w" -czf "$out/h100-final.tar.gz" . && tail -n 9 "$w"/bench-*.txt; tail -n 3 "$w"/test_faults.txt "$w"/gpu-unit-tests.txt
+head -5 "$w/executor-gpu.txt"; tail -n 12 "$w/timeline/timeline.txt"; cat "$w/env.txt"

@@ -8,12 +8,8 @@ set -uo pipefail
 out=${1:?output folder}
 w=/tmp/h100-percase; rm -rf "$w"; mkdir -p "$w" "$out"
 source validation/device-prelude.sh
-{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv; python3 --version
-  python3 -m pip list 2>/dev/null | grep -iE "^(pytest|pytest-xdist|execnet|cupy|numpy|pandas|pyarrow) "; nproc
-  env | grep -E "^PYTHON" | sort; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt" 2>&1
-timeout 120 python3 -m pytest -q -p no:cacheprovider mmacts/backends/test_cuda_runtime.py mmacts/backends/test_gpu_faults.py \
-  > "$w/gpu-unit-tests.txt" 2>&1; echo "rc=$?" >> "$w/gpu-unit-tests.txt"
-bench() { timeout "${T:-200}" python3 benchmarks/bench_end_to_end.py --only-gpu --skip-whole --level full "$@" 2>&1; }
+record_env "$w/env.txt"
+gpu_unit_tests "$w/gpu-unit-tests.txt"
 bench --suite hopper_validation -n gpus --repeat 5 > "$w/bench-hv-ngpus.txt"
 bench --suite hopper_validation -n gpus --repeat 3 --answers off > "$w/bench-hv-ngpus-answers-off.txt"
 bench --suite probes -k sm_90a -n gpus --repeat 4 > "$w/bench-probes-sm90-ngpus.txt"

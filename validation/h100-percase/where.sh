@@ -7,7 +7,7 @@ out=${1:?output folder}
 w=/tmp/h100-where; rm -rf "$w"; mkdir -p "$w" "$out"
 source validation/device-prelude.sh
 export MMACTS_CACHE_DIR=/tmp/mmacts-cache
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "sha $MMACTS_GIT_SHA"; } > "$w/env.txt"
+record_env "$w/env.txt"
 python3 -m mmacts.runner.cli run --suite hopper_validation --level full --backend compile --out /tmp/w > /dev/null 2>&1
 timeout 120 python3 validation/h100-percase/executor_profile.py > "$w/executor-gpu.txt" 2>&1
 timeout 120 python3 validation/h100-percase/executor_profile.py --fake-gpu > "$w/executor-fake-gpu.txt" 2>&1
