@@ -1,0 +1,77 @@
+"""``python -m mmacts.fuzz_tc build|store|vm|replay`` (see :mod:`mmacts.fuzz_tc.build`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from mmacts.fuzz_tc import build as B
+
+
+def _bad(msg: str) -> int:
+    print(f"mmacts.fuzz_tc: {msg}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mmacts.fuzz_tc", description=B.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pb = sub.add_parser("build", help="PTX, cubins, inputs and a manifest for device_run.py")
+    pb.add_argument("build_dir")
+    for q in (pb, sub.add_parser("vm", help="run generated launches on the VM; exit 1 on a crash")):
+        q.add_argument("--seeds", type=int, nargs="+", default=list(B.DEFAULT_SEEDS))
+        q.add_argument("--count", type=int, default=B.DEFAULT_COUNT, help="launches per seed")
+    ps = sub.add_parser("store", help="write a commit-ready record from a build and the GPU's outputs")
+    ps.add_argument("build_dir")
+    ps.add_argument("out_dir")
+    ps.add_argument("dest")
+    pd = sub.add_parser("dry-run", help="device_run.py with the VM as the device (tests the chain; not silicon)")
+    pd.add_argument("build_dir")
+    pd.add_argument("out_dir")
+    pr = sub.add_parser("replay", help="run a stored record on the VM and summarise")
+    pr.add_argument("record", nargs="?")
+    a = p.parse_args(argv)
+    if getattr(a, "count", 1) < 1 or any(s < 0 for s in getattr(a, "seeds", [])):
+        return _bad("--count must be >= 1 and seeds >= 0")
+    if a.cmd == "build":
+        B.build(a.build_dir, a.seeds, a.count)
+        return 0
+    if a.cmd == "vm":
+        r = B.vm_fuzz(a.seeds, a.count)
+        for n in r["notes"]:
+            print(n)
+        print(f"fuzz-tc vm: {r['counts']} in {r['wall_s']} s")
+        return 1 if r["counts"].get("crash") else 0
+    if a.cmd == "store":
+        for what, path, need in (("BUILD", a.build_dir, "manifest.json"), ("OUT", a.out_dir, "device.json")):
+            if not (Path(path) / need).is_file():
+                return _bad(f"{what} {path} has no {need}")
+        B.store(a.build_dir, a.out_dir, a.dest, json.loads(os.environ.get("MMACTS_RECORD_META", "{}")))
+        return 0
+    if a.cmd == "dry-run":
+        if not (Path(a.build_dir) / "manifest.json").is_file():
+            return _bad(f"BUILD {a.build_dir} has no manifest.json")
+        dev = B.vm_device_run(a.build_dir, a.out_dir)
+        print(f"dry run: {len(dev['launches'])} launches on the VM -> {a.out_dir}")
+        return 0
+    from mmacts.fuzz_tc import records as R
+
+    recs = [Path(a.record)] if a.record else R.record_dirs()
+    if not recs or not all((r / "meta.json").is_file() for r in recs):
+        return _bad(f"no fuzz-tc record at {a.record or R.FUZZ_ROOT}")
+    bad = 0
+    for r in recs:
+        n, fails = B.replay_summary(r)
+        for f in fails:
+            print(f)
+        print(f"{r.name}: {n - len(fails)}/{n} launches bit-identical on the VM")
+        bad += len(fails)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
