@@ -9,6 +9,10 @@ machine; the build carries cubins, so no ptxas is needed there. ``BUILD`` comes 
 twice on fresh buffers: a record must not depend on timing. Writes ``OUT/out.npz`` (``<id>/<key>``) and
 ``OUT/device.json`` (status, kernel time, repeat check per launch; device and versions), rewritten as it
 goes so a killed run keeps what it finished.
+
+A kernel that faults or hangs poisons the CUDA context (every later launch would fail behind it), so the
+script records that launch and exits with status 3; run it again with the same OUT and it resumes after
+the launches already recorded (``until python3 ... ; do :; done`` with a bound: see the README).
 """
 
 from __future__ import annotations
@@ -37,6 +41,13 @@ def main(build: str, out: str) -> None:
         launches = json.load(fh)["launches"]
     data = np.load(os.path.join(build, "inputs.npz"))
     outs: dict[str, np.ndarray] = {}
+    done_path = os.path.join(out, "device.json")
+    if os.path.isfile(done_path):  # resume after a poisoned context: keep what earlier processes recorded
+        with open(done_path) as fh:
+            dev["launches"] = {k: v for k, v in json.load(fh)["launches"].items() if v["status"] != "not run"}
+        with np.load(os.path.join(out, "out.npz")) as old:
+            outs = {k: old[k] for k in old.files}
+        print(f"resuming: {len(dev['launches'])} launches recorded already", flush=True)
     t0 = time.monotonic()
 
     def save() -> None:
@@ -46,9 +57,12 @@ def main(build: str, out: str) -> None:
 
     for n, la in enumerate(launches):
         lid = la["id"]
-        if rt.poisoned:  # a hung or faulted kernel: stop launching, record why
-            dev["launches"][lid] = {"status": "not run", "kernel_us": None, "message": rt.poisoned}
+        if lid in dev["launches"]:
             continue
+        if rt.poisoned:  # a hung or faulted kernel: stop here; a new process resumes after it
+            save()
+            print(f"context poisoned ({rt.poisoned}): exit 3, run again to resume", flush=True)
+            sys.exit(3)
         got: list[dict[str, np.ndarray]] = []
         try:
             with open(os.path.join(build, "cubin", f"{lid}.cubin"), "rb") as fh:
