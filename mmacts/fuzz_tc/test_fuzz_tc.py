@@ -205,3 +205,27 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["replay", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(e.startswith("mmacts.fuzz_tc: ") for e in err)
+
+
+def _wg_without_final_wait(commit: str) -> tuple[gen.Launch, str]:
+    la = next(la for la in gen.launches([11], 80)
+              if la.family == "wgmma" and la.layout["commit"] == commit and len(la.instrs) >= 2)
+    return la, la.ptx.replace("    wgmma.wait_group.sync.aligned 0;\n", "")
+
+
+def test_reading_d_with_no_wait_group_is_a_hazard() -> None:
+    """Negative fuzz: drop the only wait_group of a one-group launch; the stores then read accumulators
+    still pending, which the VM must report as a hazard (not compute and pass)."""
+    la, ptx = _wg_without_final_wait("one")
+    res, _ = R.run_on_vm(ptx, la.entry, la.grid, la.block, la.shared_mem, la.args)
+    assert res.status == "error" and "hazard" in res.message, res.message
+
+
+@pytest.mark.xfail(strict=True, reason="VM bug found by this fuzzer (reported, not fixed here: mmacts/ptxvm is not "
+                   "this package's): wgmma.wait_group N completes groups by register name, so with chained K-steps "
+                   "committed one group each, `wait_group 1` also clears the newest group's still-pending "
+                   "accumulators and reading D then is not reported")
+def test_reading_d_after_wait_group_1_of_chained_groups_is_a_hazard() -> None:
+    la, ptx = _wg_without_final_wait("each-wait1")
+    res, _ = R.run_on_vm(ptx, la.entry, la.grid, la.block, la.shared_mem, la.args)
+    assert res.status == "error" and "hazard" in res.message, f"{la.id}: {res.status} {res.message}"
