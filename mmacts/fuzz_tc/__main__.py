@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     for q in (pb, sub.add_parser("vm", help="run generated launches on the VM; exit 1 on a crash")):
         q.add_argument("--seeds", type=int, nargs="+", default=list(B.DEFAULT_SEEDS))
         q.add_argument("--count", type=int, default=B.DEFAULT_COUNT, help="launches per seed")
+        if q is not pb:
+            q.add_argument("--refusals", action="store_true",
+                           help="deform each launch into a form the VM must refuse (mmacts.fuzz_tc.refuse)")
     ps = sub.add_parser("store", help="write a commit-ready record from a build and the GPU's outputs")
     ps.add_argument("build_dir")
     ps.add_argument("out_dir")
@@ -40,6 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "build":
         B.build(a.build_dir, a.seeds, a.count)
         return 0
+    if a.cmd == "vm" and a.refusals:
+        from mmacts.fuzz_tc import refuse
+
+        r = refuse.run_mutations(a.seeds, a.count)
+        for f in r["findings"]:
+            print(f)
+        for name, row in r["table"].items():
+            print(f"{name:32s} {row}")
+        return 1 if r["findings"] else 0
     if a.cmd == "vm":
         r = B.vm_fuzz(a.seeds, a.count)
         for n in r["notes"]:

@@ -4,6 +4,7 @@
     PYTHONPATH=$PWD python3 mmacts/fuzz_tc/device_run.py BUILD OUT        # on the GPU
     python -m mmacts.fuzz_tc store BUILD OUT DEST                         # here: validation/fuzz-tc/DEST
     python -m mmacts.fuzz_tc vm [--seeds ...] [--count N]                 # CPU fuzz: the VM must not crash
+    python -m mmacts.fuzz_tc vm --refusals [--seeds ...] [--count N]      # CPU: deformed launches must be refused
     python -m mmacts.fuzz_tc replay [RECORD]                              # VM vs a stored record, summary
     python -m mmacts.fuzz_tc dry-run BUILD OUT                            # device_run with the VM as device
 """
