@@ -76,10 +76,16 @@ def main(argv: list[str] | None = None) -> int:
     if not recs or not all((r / "meta.json").is_file() for r in recs):
         return _bad(f"no fuzz-tc record at {a.record or R.FUZZ_ROOT}")
     bad = 0
+    from collections import Counter
+
     for r in recs:
-        n, fails = B.replay_summary(r)
+        groups: Counter[str] = Counter()
+        failing: Counter[str] = Counter()
+        n, fails = B.replay_summary(r, groups, failing)
         for f in fails:
             print(f)
+        for g in sorted(groups):
+            print(f"  {g:40s} {groups[g] - failing[g]:4d}/{groups[g]:<4d} identical")
         print(f"{r.name}: {n - len(fails)}/{n} launches bit-identical on the VM")
         bad += len(fails)
     return 1 if bad else 0

@@ -134,8 +134,18 @@ def vm_fuzz(seeds: list[int], count: int, verbose: bool = False) -> dict[str, An
     return {"counts": dict(counts), "notes": notes, "wall_s": round(time.monotonic() - t0, 2)}
 
 
-def replay_summary(record: Path) -> tuple[int, list[str]]:
-    """Run every launch of a record on the VM; ``(launches, failure messages)``."""
+def group_of(family: str, instrs: list[str] | tuple[str, ...], layout: dict[str, Any]) -> str:
+    """A launch's group for summaries: family, types of its first K-step, and the wgmma descriptor regime
+    (or the mma.sync accumulator type), so a disagreement points at a family of forms or fields."""
+    types = ".".join(instrs[0].split(" [")[0].split(".")[-3:])
+    extra = layout.get("regime", "") if family == "wgmma" else f"{len(instrs)}-step"
+    return f"{family} {types} {extra}"
+
+
+def replay_summary(record: Path, groups: Counter[str] | None = None,
+                   failing: Counter[str] | None = None) -> tuple[int, list[str]]:
+    """Run every launch of a record on the VM; ``(launches, failure messages)``. ``groups``/``failing``
+    (when given) count launches and failing launches by :func:`group_of`."""
     from mmacts.fuzz_tc import records as R
 
     fails = []
@@ -145,8 +155,13 @@ def replay_summary(record: Path) -> tuple[int, list[str]]:
             msg = R.compare(rec)
         except Exception as exc:
             msg = f"{rec.name}: Python exception out of the VM: {type(exc).__name__}: {exc}"
+        g = group_of(rec.family, rec.instrs, rec.layout)
+        if groups is not None:
+            groups[g] += 1
         if msg:
             fails.append(msg)
+            if failing is not None:
+                failing[g] += 1
     return len(recs), fails
 
 

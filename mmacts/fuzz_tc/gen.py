@@ -331,11 +331,11 @@ def operand_extent(mn: int, elem_bytes: int, lbo: int, sbo: int) -> int:
     return (groups_mn - 1 + groups_k - 1) * max(lbo, sbo) + 1024 + 128
 
 
-def _draw_desc_fields(rng: np.random.Generator, swz: str, mn_major: bool, eb: int) -> tuple[int, int]:
-    """(LBO, SBO) in bytes: a canonical dense tile (perturbed at times) or random multiples of 16."""
+def _draw_desc_fields(rng: np.random.Generator, swz: str, mn_major: bool, canonical: bool) -> tuple[int, int]:
+    """(LBO, SBO) in bytes: a canonical dense tile (``canonical``; else perturbed at times) or random
+    multiples of 16."""
     w = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[swz]
-    r = rng.random()
-    if r < 0.5:
+    if canonical or rng.random() < 0.5:
         if swz == "none":
             core = 128  # an 8 x 16-byte core matrix
             lbo, sbo = (core, 2 * core) if rng.random() < 0.5 else (core * int(rng.choice([2, 4, 8])), core)
@@ -346,7 +346,7 @@ def _draw_desc_fields(rng: np.random.Generator, swz: str, mn_major: bool, eb: in
             sbo = 8 * w
             if mn_major:
                 lbo, sbo = 8 * w * int(rng.choice([1, 2])), 8 * w
-        if rng.random() < 0.2:
+        if not canonical and rng.random() < 0.2:
             sbo += 16 * int(rng.integers(-4, 5))
         return max(lbo, 0), max(sbo, 0)
     top = int(rng.choice([4, 16, 48]))
@@ -379,6 +379,11 @@ def _try_wgmma(rng: np.random.Generator, lid: str) -> Launch | None:
                                                                         int(rng.integers(0, 2)))
         steps.append(WgStep(-1 if rng.random() < 0.2 else 1, -1 if rng.random() < 0.2 else 1, ta, tb))
     commit = str(rng.choice(["one", "each", "each-wait1"]))
+    # one descriptor regime per launch, so a silicon disagreement points at a family of fields:
+    # canonical (dense tiles, K-steps advancing the start, base offset 0, as CUTLASS makes them), random
+    # (any LBO/SBO/start/swizzle per step, base offset 0), base_offset (random, and random base offsets)
+    regime = str(rng.choice(["canonical", "random", "base_offset"], p=[0.35, 0.3, 0.35]))
+    canonical = regime == "canonical"
     ncases = 1 if rng.random() < 0.6 else 2
     per_case = []
     need = [0, 0]  # bytes of the A and B regions
@@ -387,16 +392,16 @@ def _try_wgmma(rng: np.random.Generator, lid: str) -> Launch | None:
         ops = []
         for o, mn in ((0, 64), (1, n)):
             swz = str(rng.choice(SWIZZLES))
-            per_step_swz = rng.random() < 0.15
-            advance = rng.random() < 0.6
-            s0 = 16 * int(rng.integers(0, int(rng.choice([1, 8, 64]))))
+            per_step_swz = not canonical and rng.random() < 0.15
+            advance = canonical or rng.random() < 0.6
+            s0 = 1024 * int(rng.integers(0, 2)) if canonical else 16 * int(rng.integers(0, int(rng.choice([1, 8, 64]))))
             descs = []
             for s, st in enumerate(steps):
                 sw = str(rng.choice(SWIZZLES)) if per_step_swz else swz
                 mn_major = bool(st.trans_a if o == 0 else st.trans_b)
-                lbo, sbo = _draw_desc_fields(rng, sw, mn_major, eb)
+                lbo, sbo = _draw_desc_fields(rng, sw, mn_major, canonical)
                 start = s0 + 32 * s if advance else 16 * int(rng.integers(0, 64))
-                bo = int(rng.integers(0, 8)) if rng.random() < 0.5 else 0
+                bo = int(rng.integers(0, 8)) if regime == "base_offset" and rng.random() < 0.7 else 0
                 descs.append({"start": start, "lbo": lbo, "sbo": sbo, "base_offset": bo, "swizzle": sw,
                               "major": "MN" if mn_major else "K"})
                 need[o] = max(need[o], start + operand_extent(mn, eb, lbo, sbo))
@@ -435,7 +440,8 @@ def _try_wgmma(rng: np.random.Generator, lid: str) -> Launch | None:
         shared_mem=0,
         args=[("in", "img", imgs), ("in", "desc", desc), ("in", "flag", flags), ("in", "c", cs),
               ("out", "d", ((ncases, 128, n // 2), np.uint32)), ("scalar", "ncases", np.uint32(ncases))],
-        layout={"family": "wgmma", "n": n, "out": "d", "commit": commit, "img": img, "a_region": ra},
+        layout={"family": "wgmma", "n": n, "out": "d", "commit": commit, "img": img, "a_region": ra,
+                "regime": regime},
         cases=cases)
 
 

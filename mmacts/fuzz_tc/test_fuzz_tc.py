@@ -84,6 +84,7 @@ def test_corpus_covers_the_variants() -> None:
         ins = {k: np.asarray(v) for kind, k, v in la.args if kind == "in"}
         if la.family == "wgmma":
             seen[f"commit-{la.layout['commit']}"] += 1
+            seen[f"regime-{la.layout['regime']}"] += 1
             for case in la.cases:
                 seen.update(f"scale_d{f}" for f in case["scale_d"])
                 for d in case["a"] + case["b"]:
@@ -99,7 +100,8 @@ def test_corpus_covers_the_variants() -> None:
         seen["c-nan"] += int(((c & 0x7F800000) == 0x7F800000).any())
     need = ["wgmma", "mma_sync", "steps1", "steps2", "steps3", "steps4", "mma-f32", "mma-f16", "neg", "pos",
             "commit-one", "commit-each", "commit-each-wait1", "scale_d0", "scale_d1", "base_offset", "base0",
-            "nan-e4m3-or-bf16", "negzero", "c-nan", "f32.bf16.bf16"]
+            "nan-e4m3-or-bf16", "negzero", "c-nan", "f32.bf16.bf16", "regime-canonical", "regime-random",
+            "regime-base_offset"]
     need += [f"swz-{s}-K" for s in gen.SWIZZLES] + [f"swz-{s}-MN" for s in gen.SWIZZLES]
     need += [f"f32.{a}.{b}" for a in gen.FP8 for b in gen.FP8]
     need += [f"row.col.{d}.{a}.{b}.{d}" for d in ("f32", "f16") for a in gen.FP8 for b in gen.FP8]
