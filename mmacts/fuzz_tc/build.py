@@ -139,7 +139,7 @@ def group_of(family: str, instrs: list[str] | tuple[str, ...], layout: dict[str,
     (or the mma.sync accumulator type), so a disagreement points at a family of forms or fields."""
     types = ".".join(instrs[0].split(" [")[0].split(".")[-3:])
     extra = layout.get("regime", "") if family == "wgmma" else f"{len(instrs)}-step"
-    return f"{family} {types} {extra}"
+    return f"{family} {types} {extra} {'exact' if layout.get('exact') else 'random'}-data"
 
 
 def replay_summary(record: Path, groups: Counter[str] | None = None,

@@ -58,17 +58,30 @@ class DataClass:
     p_zero: float
     exp_window: int
     c_mode: str  # random | zero | negzero | special
+    exact: bool = False
+    """Operands from +-{0.5, 1, 1.5, 2} and C in quarters: every sum is exact in an f32 (and in Hopper's
+    13-bit fp8 window), so whatever the accumulator's numerics, a disagreement is an operand-reading one."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"p_special": self.p_special, "p_zero": self.p_zero, "exp_window": self.exp_window,
-                "c_mode": self.c_mode}
+                "c_mode": self.c_mode, "exact": self.exact}
 
 
-def draw_class(rng: np.random.Generator) -> DataClass:
+def draw_class(rng: np.random.Generator, exact: bool = False) -> DataClass:
+    if exact:
+        return DataClass(0.0, float(rng.choice([0.0, 0.1])), 1, str(rng.choice(["random", "zero", "negzero"])),
+                         True)
     return DataClass(p_special=float(rng.choice([0.0, 0.0, 0.01, 0.05, 0.3])),
                      p_zero=float(rng.choice([0.0, 0.0, 0.1, 0.5])),
                      exp_window=int(rng.choice([1, 3, 8, 20, 126])),
                      c_mode=str(rng.choice(["random", "random", "random", "zero", "negzero", "special"])))
+
+
+_EXACT_CODES = {  # +-0.5, +-1, +-1.5, +-2
+    "e4m3": (0x30, 0x38, 0x3C, 0x40, 0xB0, 0xB8, 0xBC, 0xC0),
+    "e5m2": (0x38, 0x3C, 0x3E, 0x40, 0xB8, 0xBC, 0xBE, 0xC0),
+    "bf16": (0x3F00, 0x3F80, 0x3FC0, 0x4000, 0xBF00, 0xBF80, 0xBFC0, 0xC000),
+}
 
 
 def _mix(rng: np.random.Generator, finite: np.ndarray, specials: tuple[int, ...], zero: tuple[int, ...],
@@ -84,6 +97,8 @@ def _mix(rng: np.random.Generator, finite: np.ndarray, specials: tuple[int, ...]
 
 def fp8_codes(rng: np.random.Generator, etype: str, shape: tuple[int, ...], dc: DataClass) -> np.ndarray:
     """uint8 codes: any finite code uniformly, then specials and zeros mixed in per ``dc``."""
+    if dc.exact:
+        return _mix(rng, rng.choice(np.asarray(_EXACT_CODES[etype], np.uint8), size=shape), (), (0x00, 0x80), dc)
     codes = rng.integers(0, 256, size=shape, dtype=np.uint8)
     if etype == "e4m3":
         bad = (codes & 0x7F) == 0x7F
@@ -96,6 +111,8 @@ def fp8_codes(rng: np.random.Generator, etype: str, shape: tuple[int, ...], dc: 
 
 def bf16_codes(rng: np.random.Generator, shape: tuple[int, ...], dc: DataClass) -> np.ndarray:
     """uint16 codes: sign, exponent within ``dc.exp_window`` binades of 1, random mantissa; then specials."""
+    if dc.exact:
+        return _mix(rng, rng.choice(np.asarray(_EXACT_CODES["bf16"], np.uint16), size=shape), (), (0, 0x8000), dc)
     sign = rng.integers(0, 2, size=shape, dtype=np.uint16) << 15
     exp = np.clip(127 + rng.integers(-dc.exp_window, dc.exp_window + 1, size=shape), 1, 254).astype(np.uint16)
     man = rng.integers(0, 128, size=shape, dtype=np.uint16)
@@ -106,6 +123,8 @@ def f32_words(rng: np.random.Generator, shape: tuple[int, ...], dc: DataClass, s
     """C as f32 bit patterns (uint32) per ``dc.c_mode``."""
     if dc.c_mode in ("zero", "negzero"):
         return np.full(shape, 0 if dc.c_mode == "zero" else 0x80000000, dtype=np.uint32)
+    if dc.exact:
+        return (rng.integers(-64, 65, size=shape) * 0.25).astype(np.float32).view(np.uint32)
     v = (rng.standard_normal(shape) * 2.0 ** scale_exp).astype(np.float32).view(np.uint32)
     ps = max(dc.p_special, 0.1) if dc.c_mode == "special" else dc.p_special / 2
     return _mix(rng, v, _F32_SPECIALS, (0x00000000, 0x80000000), DataClass(ps, dc.p_zero / 4, 0, "random"))
@@ -115,6 +134,8 @@ def f16_words(rng: np.random.Generator, shape: tuple[int, ...], dc: DataClass, s
     """C as f16 bit patterns (uint16) per ``dc.c_mode``."""
     if dc.c_mode in ("zero", "negzero"):
         return np.full(shape, 0 if dc.c_mode == "zero" else 0x8000, dtype=np.uint16)
+    if dc.exact:
+        return (rng.integers(-64, 65, size=shape) * 0.25).astype(np.float16).view(np.uint16)
     with np.errstate(over="ignore"):
         v = (rng.standard_normal(shape) * 2.0 ** min(scale_exp, 12)).astype(np.float16).view(np.uint16)
     ps = max(dc.p_special, 0.1) if dc.c_mode == "special" else dc.p_special / 2
@@ -218,12 +239,13 @@ def gen_mma(rng: np.random.Generator, lid: str) -> Launch:
     warps = int(rng.integers(1, 5))
     ncases = int(rng.integers(1, 9))
     cw = 4 if dtype == "f32" else 2
+    exact = bool(rng.random() < 0.3)
     a = np.zeros((ncases, steps, 32, 16), np.uint8)
     b = np.zeros((ncases, steps, 32, 8), np.uint8)
     c = np.zeros((ncases, 32, cw), np.uint32)
     cases = []
     for i in range(ncases):
-        dc = draw_class(rng)
+        dc = draw_class(rng, exact)
         scale = int(rng.integers(-12, 21))
         for s, (at, bt) in enumerate(pairs):
             a[i, s] = fp8_codes(rng, at, (32, 16), dc)  # every byte of a fragment is one element
@@ -240,7 +262,7 @@ def gen_mma(rng: np.random.Generator, lid: str) -> Launch:
         args=[("in", "a", a.view(np.uint32).reshape(ncases, steps, 32, 4)),
               ("in", "b", b.view(np.uint32).reshape(ncases, steps, 32, 2)), ("in", "c", c),
               ("out", "d", ((ncases, 32, cw), np.uint32)), ("scalar", "ncases", np.uint32(ncases))],
-        layout={"family": "mma_sync", "dtype": dtype, "out": "d"}, cases=cases)
+        layout={"family": "mma_sync", "dtype": dtype, "out": "d", "exact": exact}, cases=cases)
 
 
 # ------------------------------------------------------------------------------------------ wgmma
@@ -384,11 +406,12 @@ def _try_wgmma(rng: np.random.Generator, lid: str) -> Launch | None:
     # (any LBO/SBO/start/swizzle per step, base offset 0), base_offset (random, and random base offsets)
     regime = str(rng.choice(["canonical", "random", "base_offset"], p=[0.35, 0.3, 0.35]))
     canonical = regime == "canonical"
+    exact = bool(rng.random() < 0.3)
     ncases = 1 if rng.random() < 0.6 else 2
     per_case = []
     need = [0, 0]  # bytes of the A and B regions
     for _ in range(ncases):
-        dc = draw_class(rng)
+        dc = draw_class(rng, exact)
         ops = []
         for o, mn in ((0, 64), (1, n)):
             swz = str(rng.choice(SWIZZLES))
@@ -441,7 +464,7 @@ def _try_wgmma(rng: np.random.Generator, lid: str) -> Launch | None:
         args=[("in", "img", imgs), ("in", "desc", desc), ("in", "flag", flags), ("in", "c", cs),
               ("out", "d", ((ncases, 128, n // 2), np.uint32)), ("scalar", "ncases", np.uint32(ncases))],
         layout={"family": "wgmma", "n": n, "out": "d", "commit": commit, "img": img, "a_region": ra,
-                "regime": regime},
+                "regime": regime, "exact": exact},
         cases=cases)
 
 

@@ -75,6 +75,7 @@ def test_corpus_covers_the_variants() -> None:
     seen: Counter[str] = Counter()
     for la in gen.launches(list(B.DEFAULT_SEEDS), B.DEFAULT_COUNT):
         seen[la.family] += 1
+        seen[f"{la.family}-exact-{la.layout['exact']}"] += 1
         seen[f"steps{len(la.instrs)}"] += 1
         for ins in la.instrs:
             base = ins.split(" [")[0]
@@ -101,7 +102,8 @@ def test_corpus_covers_the_variants() -> None:
     need = ["wgmma", "mma_sync", "steps1", "steps2", "steps3", "steps4", "mma-f32", "mma-f16", "neg", "pos",
             "commit-one", "commit-each", "commit-each-wait1", "scale_d0", "scale_d1", "base_offset", "base0",
             "nan-e4m3-or-bf16", "negzero", "c-nan", "f32.bf16.bf16", "regime-canonical", "regime-random",
-            "regime-base_offset"]
+            "regime-base_offset", "wgmma-exact-True", "wgmma-exact-False", "mma_sync-exact-True",
+            "mma_sync-exact-False"]
     need += [f"swz-{s}-K" for s in gen.SWIZZLES] + [f"swz-{s}-MN" for s in gen.SWIZZLES]
     need += [f"f32.{a}.{b}" for a in gen.FP8 for b in gen.FP8]
     need += [f"row.col.{d}.{a}.{b}.{d}" for d in ("f32", "f16") for a in gen.FP8 for b in gen.FP8]
