@@ -33,7 +33,7 @@ def main(build: str, out: str) -> None:
     os.makedirs(out, exist_ok=True)
     info = cr.probe()
     if isinstance(info, str):
-        print(f"device_run: no usable GPU: {info}", file=sys.stderr)
+        print(f"device_run: {info}", file=sys.stderr)
         sys.exit(2)
     print("device:", info, flush=True)
     rt = cr.Runtime(0, timeout_s=30.0)
