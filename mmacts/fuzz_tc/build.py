@@ -1,7 +1,7 @@
 """Build a tensor-core fuzz corpus for a GPU, store what the GPU answered, run the corpus on the VM.
 
     python -m mmacts.fuzz_tc build BUILD [--seeds 1 2 3] [--count 70]   # here: PTX, cubins, inputs
-    PYTHONPATH=$PWD python3 mmacts/fuzz_tc/device_run.py BUILD OUT        # on the GPU
+    bash mmacts/fuzz_tc/device.sh BUILD OUT                               # on the GPU (device_run.py, resumed)
     python -m mmacts.fuzz_tc store BUILD OUT DEST                         # here: validation/fuzz-tc/DEST
     python -m mmacts.fuzz_tc vm [--seeds ...] [--count N]                 # CPU fuzz: the VM must not crash
     python -m mmacts.fuzz_tc vm --refusals [--seeds ...] [--count N]      # CPU: deformed launches must be refused
