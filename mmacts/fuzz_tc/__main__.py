@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     pd.add_argument("out_dir")
     pr = sub.add_parser("replay", help="run a stored record on the VM and summarise")
     pr.add_argument("record", nargs="?")
+    pr.add_argument("--not-yet", action="store_true",
+                    help="also print each failing launch as a NOT_YET entry for test_replay.py (triage aid)")
     a = p.parse_args(argv)
     if getattr(a, "count", 1) < 1 or any(s < 0 for s in getattr(a, "seeds", [])):
         return _bad("--count must be >= 1 and seeds >= 0")
@@ -84,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         n, fails = B.replay_summary(r, groups, failing)
         for f in fails:
             print(f)
+        if a.not_yet:
+            for f in fails:
+                head, _, rest = f.partition(": ")
+                first = rest.splitlines()[1].strip() if len(rest.splitlines()) > 1 else rest.splitlines()[0]
+                print(f"    {head.split(' (')[0]!r}: {('silicon differs: ' + first)!r},")
         for g in sorted(groups):
             print(f"  {g:40s} {groups[g] - failing[g]:4d}/{groups[g]:<4d} identical")
         print(f"{r.name}: {n - len(fails)}/{n} launches bit-identical on the VM")
