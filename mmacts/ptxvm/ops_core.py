@@ -20,7 +20,9 @@ import functools
 
 import numpy as np
 
+from mmacts.ptxvm import floatops, fpnum
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
+from mmacts.ptxvm.floatops import is_float_type
 from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState, handler
 from mmacts.ptxvm.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr
@@ -120,7 +122,7 @@ def _binop(m: Machine, ins: Instr, act: np.ndarray) -> None:
         m.write(d, t, act, {"and": x & y, "or": x | y, "xor": x ^ y}[ins.base])
         return
     x, y = m.read(a, t, act), m.read(b, t, act)
-    if t.kind == "f":
+    if is_float_type(t.name):
         m.write(d, t, act, _float_arith(ins, t, x, y))
         return
     m.write(d, t, act, _int_binop(ins.base, x, y, t, ins.has("sat")))
@@ -184,40 +186,14 @@ def _ftz_in(x: np.ndarray, ins: Instr) -> np.ndarray:
     return _ftz(x) if ins.has("ftz") and x.dtype == np.float32 else x
 
 
+def _bits(x: np.ndarray, t: PtxType) -> np.ndarray:
+    return np.ascontiguousarray(x).view(t.udtype)
+
+
 def _float_arith(ins: Instr, t: PtxType, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
-    """add sub mul min max fma on floats: modifiers .rn/.rz/.rm/.rp, .ftz (inputs and result),
-    .sat (clamp to [0, 1], NaN -> 0), .NaN (min/max: NaN if either input is), f32 canonical NaN."""
-    op = ins.base
-    ftz = ins.has("ftz") and t.bits == 32
-    x, y = _ftz_in(x, ins), _ftz_in(y, ins)
-    with np.errstate(all="ignore"):
-        if op in ("min", "max"):
-            r = _fminmax(op, x, y)
-            if ins.has("NaN"):
-                r = np.where(np.isnan(x) | np.isnan(y), np.asarray(np.nan, dtype=r.dtype), r)
-        else:
-            mode = _frounding(ins, t)
-            if t.bits != 32:
-                if op == "fma" or op == "mad":
-                    raise VmUnsupported(f"{ins.opcode} is not implemented (fma on .f32 only)")
-                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](x, y)
-            else:
-                x64, y64 = x.astype(np.float64), y.astype(np.float64)
-                if op == "mul":
-                    r = _round_f32(x64 * y64, mode)  # the product is exact in float64
-                else:
-                    if op in ("fma", "mad"):
-                        p, q = x64 * y64, _ftz_in(z, ins).astype(np.float64)  # type: ignore[union-attr]
-                    else:
-                        p, q = x64, (y64 if op == "add" else -y64)
-                    r = _round_f32(_odd_sum(p, q), mode)
-                    if mode == "rm":
-                        r = _zero_sign_rm(r, p, q)
-        if ftz:
-            r = _ftz(r)
-        if ins.has("sat"):
-            r = _sat01(r)
-    return _canon(r.astype(t.dtype))
+    """add sub mul fma min max on any float type (:mod:`mmacts.ptxvm.floatops`), values in and out."""
+    srcs = [_bits(v, t) for v in ((x, y) if z is None else (x, y, z))]
+    return floatops.arith(ins, ins.base, t.name, srcs).astype(t.udtype).view(t.dtype)
 
 
 def _fminmax(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -259,7 +235,7 @@ def _mul(m: Machine, ins: Instr, act: np.ndarray) -> None:
     t = _ty(ins)
     d, a, b = ins.operands
     x, y = m.read(a, t, act), m.read(b, t, act)
-    if t.kind == "f":
+    if is_float_type(t.name):
         m.write(d, t, act, _float_arith(ins, t, x, y))
         return
     lo, hi = _mul_full(x, y, t)
@@ -277,7 +253,7 @@ def _mul(m: Machine, ins: Instr, act: np.ndarray) -> None:
 def _mad(m: Machine, ins: Instr, act: np.ndarray) -> None:
     t = _ty(ins)
     d, a, b, c = ins.operands
-    if t.kind == "f":
+    if is_float_type(t.name):
         return _fma(m, ins, act)
     x, y = m.read(a, t, act), m.read(b, t, act)
     lo, hi = _mul_full(x, y, t)
@@ -304,7 +280,7 @@ def _fma(m: Machine, ins: Instr, act: np.ndarray) -> None:
     odd in float64, then to float32 in the instruction's mode)."""
     t = _ty(ins)
     d, a, b, c = ins.operands
-    if t.kind != "f":
+    if not is_float_type(t.name):
         raise VmUnsupported(ins.opcode)
     x, y, z = (m.read(o, t, act) for o in (a, b, c))
     m.write(d, t, act, _float_arith(ins, t, x, y, z))
@@ -326,15 +302,10 @@ def _unop(m: Machine, ins: Instr, act: np.ndarray) -> None:
             raise VmUnsupported(ins.opcode)
         m.write(d, t, act, ~x)
         return
-    if t.kind == "f":
-        bits = x.view(t.udtype)
-        sign = t.udtype.type(1 << (t.bits - 1))
-        if n == "neg":
-            m.write(d, t, act, _canon((bits ^ sign).view(t.dtype)))
-        elif n == "abs":
-            m.write(d, t, act, _canon((bits & t.udtype.type(_mask(t.bits - 1))).view(t.dtype)))
-        else:
+    if is_float_type(t.name):
+        if n not in ("neg", "abs"):
             raise VmUnsupported(ins.opcode)
+        m.write(d, t, act, floatops.unary(ins, n, t.name, _bits(x, t)).astype(t.udtype).view(t.dtype))
         return
     u = _as_u(x, t)
     if n == "neg":
@@ -554,7 +525,12 @@ def _setp(m: Machine, ins: Instr, act: np.ndarray) -> None:
     boolop = ins.parts[2] if ins.parts[2] in ("and", "or", "xor") else None
     dst = ins.operands[0]
     a, b = ins.operands[1], ins.operands[2]
-    r = _compare(cmp, m.read(a, t, act), m.read(b, t, act), t)
+    x, y = m.read(a, t, act), m.read(b, t, act)
+    if is_float_type(t.name):
+        if t.name not in ("f16", "f32", "f64"):
+            raise VmUnsupported(f"{ins.opcode}: comparison of .{t.name}")
+        x, y = floatops.compare_inputs(ins, t.name, _bits(x, t), _bits(y, t))
+    r = _compare(cmp, x, y, t)
     pred = ptx_type("pred")
     q = ~r
     if boolop:
@@ -668,6 +644,12 @@ def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if len(ts) != 2:
         raise VmUnsupported(f"{ins.opcode}: expected two types")
     dt, st = ts
+    if dt.name in ("f16x2", "bf16x2") and st.name == "f32" and len(ins.operands) == 3:
+        d, a, b = ins.operands
+        f32 = ptx_type("f32")
+        hi, lo = _bits(m.read(a, f32, act), f32), _bits(m.read(b, f32, act), f32)
+        m.write(d, dt, act, floatops.pack_x2(ins, dt.name, hi, lo).astype(dt.udtype))
+        return
     d, a = ins.operands
     x = m.read(a, st, act)
     rnd = next((p for p in ins.parts[1:] if p in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), None)
@@ -719,48 +701,56 @@ def _round_bf16(v: np.ndarray, mode: str) -> np.ndarray:
 
 def _cvt_float(ins: Instr, dt: PtxType, st: PtxType, x: np.ndarray, rnd: str | None, sat: bool) -> np.ndarray:
     """cvt with a float source or destination (9.7.9.21): float -> float (.rn/.rz/.rm/.rp when
-    narrowing, .rni/.rzi/.rmi/.rpi to an integral value), int -> float (rounded once, exactly),
-    float -> int (rounded by .rni/.rzi/.rmi/.rpi, saturated to the destination range, NaN -> 0).
-    .ftz flushes f32 subnormal inputs and results, .sat clamps float results to [0, 1]."""
+    narrowing, .rni/.rzi/.rmi/.rpi to an integral value), int -> float (rounded once, exactly, in the
+    instruction's mode), float -> int (rounded by .rni/.rzi/.rmi/.rpi, saturated to the destination
+    range; NaN per :func:`_nan_to_int`). .ftz flushes f32 subnormal inputs and results, .sat clamps
+    float results to [0, 1]. Rounding is :mod:`mmacts.ptxvm.fpnum`'s; a NaN float result is the
+    format's canonical NaN (:data:`mmacts.ptxvm.floatops.CANONICAL_NAN`)."""
     ftz = ins.has("ftz")
-    if _is_float(st) and st.bits == 32 and ftz:
-        x = _ftz(x)
+    if _is_float(st):
+        sbits = _bits(x, st)
+        v = fpnum.decode(sbits, fpnum.FORMATS[st.name])
+        # .ftz flushes an f32 source, but not on the way to .f16 (H100 rounds an f32 subnormal there
+        # as it is: cvt.rp.ftz.f16.f32 of 2^-149 gives 2^-24; to .bf16 it flushes; fuzz records)
+        if ftz and st.name == "f32" and dt.name != "f16":
+            v = fpnum.flush(v, fpnum.F32)
     if _is_float(dt):
-        if _is_float(st):
-            if st.name == "bf16":
-                v = (x.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        dfmt = fpnum.FORMATS[dt.name]
+        with np.errstate(all="ignore"):
+            if _is_float(st):
+                if rnd in ("rni", "rzi", "rmi", "rpi"):
+                    if dt.bits != st.bits:
+                        raise VmUnsupported(f"{ins.opcode}: .{rnd} between different widths")
+                    r = _round_int(v, rnd)
+                else:
+                    r = fpnum.round_to(v, dfmt, rnd or "rn")
             else:
-                v = x.astype(np.float64)
-            if rnd in ("rni", "rzi", "rmi", "rpi"):
-                if dt.bits != st.bits:
-                    raise VmUnsupported(f"{ins.opcode}: .{rnd} between different widths")
-                v = _round_int(v, rnd)
-                mode = "rn"
-            else:
+                if rnd in ("rni", "rzi", "rmi", "rpi"):
+                    raise VmUnsupported(f"{ins.opcode}: integer rounding for an int -> float cvt")
                 mode = rnd or "rn"
-        else:
-            if rnd in ("rni", "rzi", "rmi", "rpi"):
-                raise VmUnsupported(f"{ins.opcode}: integer rounding for an int -> float cvt")
-            v = _int_to_f64_odd(x, st)
-            mode = rnd or "rn"
-        if dt.name == "bf16":
-            return _round_bf16(v, mode)
-        if dt.bits == 32:
-            r = _round_f32(v, mode)
-        elif mode != "rn":
-            raise VmUnsupported(f"{ins.opcode}: rounding .{mode} to .{dt.name}")
-        else:
-            r = v.astype(dt.dtype)  # float64 -> f16 / f64: numpy rounds once, to nearest even
-        if ftz and dt.bits == 32:
-            r = _ftz(r)
-        if sat:
-            r = _sat01(r)
-        return _canon(r.astype(dt.dtype), f16=True)
-    # float -> int: round, saturate to the destination's range (PTX float->int always saturates),
-    # NaN -> 0 (.s64: the most negative value, as H100 does)
-    if st.name == "bf16":
-        raise VmUnsupported(f"{ins.opcode}")
-    r = _round_int(x.astype(np.float64), rnd)
+                if st.bits <= 32:
+                    r = fpnum.round_to(x.astype(np.float64), dfmt, mode)
+                elif dfmt.p <= 51:
+                    r = fpnum.round_to(_int_to_f64_odd(x, st), dfmt, mode)
+                else:
+                    r = fpnum.int_to_float([int(i) for i in x.view(st.dtype)], dfmt, mode)
+            if ftz and dt.name == "f32":  # tininess after rounding, unbounded exponent (fpnum.tiny)
+                src = v if _is_float(st) else r
+                r = np.where(fpnum.tiny(src, fpnum.F32, rnd if rnd in fpnum.MODES else "rn"),
+                             np.copysign(0.0, r), r)
+            if sat:
+                r = np.where(r > 0, np.minimum(r, 1.0), 0.0)
+        nan = np.isnan(r)
+        bits = fpnum.encode(r, dfmt).astype(dfmt.udtype)
+        if nan.any():
+            sfmt = fpnum.FORMATS[st.name]
+            if dfmt is sfmt:  # cvt.rni.f64.f64 and kin: the operand NaN, as arithmetic does
+                bits = np.where(nan, floatops.arith_nan(sfmt, [sbits]), bits)
+            else:
+                bits = np.where(nan, floatops.cvt_nan(sbits, sfmt, dfmt, ftz), bits)
+        return bits.view(dt.dtype)
+    # float -> int: round, saturate to the destination's range (PTX float->int always saturates)
+    r = _round_int(v, rnd)
     lo = -(2 ** (dt.bits - 1)) if dt.signed else 0
     hi = 2 ** (dt.bits - 1) - 1 if dt.signed else 2**dt.bits - 1
     nan = np.isnan(r)
@@ -769,9 +759,17 @@ def _cvt_float(ins: Instr, dt: PtxType, st: PtxType, x: np.ndarray, rnd: str | N
     mid = np.where(over | under, 0.0, r)
     out = (mid.astype(np.int64).view(np.uint64) if dt.signed or dt.bits < 64 else mid.astype(np.uint64))
     out = np.where(over, U64(hi & (2**64 - 1)), np.where(under, U64(lo & (2**64 - 1)), out))
-    if dt.bits == 64 and dt.signed:
-        out = np.where(nan, U64(1 << 63), out)  # H100: NaN -> 0x8000000000000000 for .s64 (corpus)
+    out = np.where(nan, U64(_nan_to_int(st, dt)), out)
     return out.astype(dt.udtype).view(dt.dtype)
+
+
+def _nan_to_int(st: PtxType, dt: PtxType) -> int:
+    """What a float -> integer cvt writes for NaN (the ISA says 0; H100, fuzz records): from .f64 the
+    destination's top bit (0x80, 0x8000, ... as that type: .s8 is -128), from .f16/.bf16/.f32 0 for
+    destinations up to 32 bits and 0x8000000000000000 for .u64 and .s64."""
+    if st.name == "f64" or dt.bits == 64:
+        return 1 << (dt.bits - 1)
+    return 0
 
 
 # ------------------------------------------------------------------------------------------ memory
