@@ -39,6 +39,10 @@ class Form:
     """The sources are read as one vector operand ``{s0, s1}``."""
     pair: bool = False
     """Two destinations written as ``d0|d1`` (setp, shfl)."""
+    nan_unspecified: bool = False
+    """A NaN operand gives an unspecified NaN (neg/abs on .f32/.f16/.bf16: ptxas emits FADD or a
+    sign-bit LOP per use, and the VM refuses NaNs there): never drawn into random kernels (their values
+    are anything), and run by the unit kernels on the non-NaN edge values only."""
 
 
 _ICLS = {8: "h", 16: "h", 32: "r", 64: "rd"}
@@ -174,8 +178,8 @@ def _float_forms() -> list[Form]:
         F.append(Form(f"{op}.xorsign.abs.f32", ("f",), ("f", "f"), op, "f32"))
         F.append(Form(f"{op}.f64", ("fd",), ("fd", "fd"), op, "f64"))
     for op in ("neg", "abs"):
-        F.append(Form(f"{op}.f32", ("f",), ("f",), op, "f32"))
-        F.append(Form(f"{op}.ftz.f32", ("f",), ("f",), op, "f32"))
+        F.append(Form(f"{op}.f32", ("f",), ("f",), op, "f32", nan_unspecified=True))
+        F.append(Form(f"{op}.ftz.f32", ("f",), ("f",), op, "f32", nan_unspecified=True))
         F.append(Form(f"{op}.f64", ("fd",), ("fd",), op, "f64"))
     # half precision, scalar and packed
     for t in ("f16", "f16x2"):
@@ -191,8 +195,8 @@ def _float_forms() -> list[Form]:
             for q in _opt("ftz", "NaN"):
                 F.append(Form(f"{op}{q}.{t}", (c,), (c, c), op, "f16"))
         for op in ("neg", "abs"):
-            F.append(Form(f"{op}.{t}", (c,), (c,), op, "f16"))
-            F.append(Form(f"{op}.ftz.{t}", (c,), (c,), op, "f16"))
+            F.append(Form(f"{op}.{t}", (c,), (c,), op, "f16", nan_unspecified=True))
+            F.append(Form(f"{op}.ftz.{t}", (c,), (c,), op, "f16", nan_unspecified=True))
     for t in ("bf16", "bf16x2"):
         c = _FCLS[t]
         for op in ("add", "sub", "mul"):
@@ -202,8 +206,8 @@ def _float_forms() -> list[Form]:
         for op in ("min", "max"):
             for q in ("", ".NaN"):
                 F.append(Form(f"{op}{q}.{t}", (c,), (c, c), op, "bf16"))
-        F.append(Form(f"neg.{t}", (c,), (c,), "neg", "bf16"))
-        F.append(Form(f"abs.{t}", (c,), (c,), "abs", "bf16"))
+        F.append(Form(f"neg.{t}", (c,), (c,), "neg", "bf16", nan_unspecified=True))
+        F.append(Form(f"abs.{t}", (c,), (c,), "abs", "bf16", nan_unspecified=True))
     return F
 
 

@@ -117,7 +117,40 @@ def _combos(form: Form, srcs: list[str]) -> np.ndarray:
                 arr[:64, i] = arr[:64, 0]
     for i in np.flatnonzero([i in form.nonzero for i in range(len(reg_srcs))]):
         arr[:, i] = np.where(arr[:, i] == 0, U64(1), arr[:, i])
-    return arr
+    return arr[_decidable(form, reg_srcs, arr)]
+
+
+def _is_nan(bits: np.ndarray, cls: str, form: Form) -> np.ndarray:
+    if cls in ("fd", "rd"):
+        return np.isnan(bits.view(np.float64))
+    if cls in ("f",) or (cls == "r" and "16x2" not in form.opcode):
+        return np.isnan(bits.astype(np.uint32).view(np.float32))
+    lanes = [(bits >> U64(s)) & U64(0xFFFF) for s in ((0, 16) if cls == "r" else (0,))]
+    bf = "bf16" in form.opcode
+    out = np.zeros(len(bits), dtype=bool)
+    for ln in lanes:
+        exp = (ln >> U64(7 if bf else 10)) & U64(0xFF if bf else 0x1F)
+        man = ln & U64(0x7F if bf else 0x3FF)
+        out |= (exp == U64(0xFF if bf else 0x1F)) & (man != 0)
+    return out
+
+
+def _decidable(form: Form, srcs: list[str], arr: np.ndarray) -> np.ndarray:
+    """Rows whose answer the ISA and silicon decide, i.e. that the VM models rather than refuses: no NaN
+    into an unspecified-NaN form; no two different NaNs into a double-precision operation (which one
+    comes out depends on ptxas's operand order)."""
+    keep = np.ones(len(arr), dtype=bool)
+    if form.nan_unspecified:
+        for i, c in enumerate(srcs):
+            keep &= ~_is_nan(arr[:, i], c, form)
+    if form.opcode.endswith(".f64") and not form.opcode.startswith("cvt") and sum(c == "fd" for c in srcs) >= 2:
+        nans = [(i, _is_nan(arr[:, i], "fd", form)) for i, c in enumerate(srcs) if c == "fd"]
+        for a in range(len(nans)):
+            for b in range(a + 1, len(nans)):
+                (i, ni), (j, nj) = nans[a], nans[b]
+                qi, qj = arr[:, i] | U64(1 << 51), arr[:, j] | U64(1 << 51)  # the quiet bit
+                keep &= ~(ni & nj & (qi != qj))
+    return keep
 
 
 def _ptx(form: Form, srcs: list[str], index: int) -> str:

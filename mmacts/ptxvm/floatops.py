@@ -158,9 +158,35 @@ def _minmax(ins: Instr, op: str, fmt: Fmt, x: np.ndarray, y: np.ndarray) -> np.n
         return r
 
 
-def arith(ins: Instr, op: str, tname: str, srcs: list[np.ndarray]) -> np.ndarray:
-    """``op`` (add sub mul fma min max) on the raw bits ``srcs`` of type ``tname``; raw bits out."""
+def _refuse_nan_choice(ins: Instr, fmt: Fmt, srcs: list[np.ndarray]) -> None:
+    """Double precision returns one of its NaN operands, quieted; with two NaNs that differ once quieted,
+    which one depends on
+    the operand order ptxas emits (it commutes freely: ``sub.f64 d, a, b`` picked ``a``'s NaN in one
+    kernel, ``b``'s in another; fuzz records). The ISA does not say: the VM refuses the case."""
+    if fmt is not F64 or len(srcs) < 2:
+        return
+    b = [np.asarray(s).astype(np.uint64) for s in srcs]
+    nan = [np.isnan(x.view(np.float64)) for x in b]
+    for i in range(len(b)):
+        for j in range(i + 1, len(b)):
+            clash = nan[i] & nan[j] & (quiet(b[i], F64, F64) != quiet(b[j], F64, F64))
+            if clash.any():
+                t = int(np.flatnonzero(clash)[0])
+                raise VmUnsupported(f"{ins.opcode} of two different NaNs ({int(b[i][t]):#x}, {int(b[j][t]):#x}): "
+                                    f"which one H100 returns depends on ptxas's operand order@thread{t}")
+
+
+def arith(ins: Instr, op: str, tname: str, srcs: list[np.ndarray], same: bool = False) -> np.ndarray:
+    """``op`` (add sub mul fma min max) on the raw bits ``srcs`` of type ``tname``; raw bits out.
+    ``same``: .f16/.f32/.f64 min/max whose two sources are one register: ptxas folds it to a move, so
+    the operand's bits pass unchanged, NaN payloads and signalling NaNs included (exact for every other
+    value too, since min(x, x) = x); .bf16 and the packed forms are not folded (canonical NaN). Fuzz
+    records (AMB-FUZZ-MINMAX-SAME-REGISTER)."""
     fmt, n = FLOAT_TYPES[tname]
+    folds = n == 1 and fmt is not BF16  # H100 + ptxas 13.5: .f16 .f32 .f64 fold; .bf16 and the x2 forms do not
+    if same and folds and op in ("min", "max") and not any(ins.has(q) for q in ("xorsign", "ftz", "NaN")):
+        return np.asarray(srcs[0]).copy()
+    _refuse_nan_choice(ins, fmt, srcs)
     lanes = [_split(s, n, fmt) for s in srcs]
     out = []
     for i in range(n):
@@ -192,6 +218,11 @@ def unary(ins: Instr, op: str, tname: str, src: np.ndarray) -> np.ndarray:
     out = []
     for lane in _split(src, n, fmt):
         v = decode(lane, fmt)
+        if fmt is not F64 and np.isnan(v).any():
+            t = int(np.flatnonzero(np.isnan(v))[0])
+            raise VmUnsupported(f"{ins.opcode} of a NaN ({int(lane[t]):#x}): the ISA leaves the result NaN "
+                                "unspecified and ptxas picks per use (an FADD writes the canonical NaN, a "
+                                f"sign-bit LOP keeps the payload; fuzz records)@thread{t}")
         if _ftz_applies(ins, fmt):
             v = flush(v, fmt)
         r = -v if op == "neg" else np.abs(v)

@@ -123,7 +123,8 @@ def _binop(m: Machine, ins: Instr, act: np.ndarray) -> None:
         return
     x, y = m.read(a, t, act), m.read(b, t, act)
     if is_float_type(t.name):
-        m.write(d, t, act, _float_arith(ins, t, x, y))
+        same = a.kind == "reg" and b.kind == "reg" and a.name == b.name
+        m.write(d, t, act, _float_arith(ins, t, x, y, same=same))
         return
     m.write(d, t, act, _int_binop(ins.base, x, y, t, ins.has("sat")))
 
@@ -190,10 +191,11 @@ def _bits(x: np.ndarray, t: PtxType) -> np.ndarray:
     return np.ascontiguousarray(x).view(t.udtype)
 
 
-def _float_arith(ins: Instr, t: PtxType, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+def _float_arith(ins: Instr, t: PtxType, x: np.ndarray, y: np.ndarray, z: np.ndarray | None = None,
+                 same: bool = False) -> np.ndarray:
     """add sub mul fma min max on any float type (:mod:`mmacts.ptxvm.floatops`), values in and out."""
     srcs = [_bits(v, t) for v in ((x, y) if z is None else (x, y, z))]
-    return floatops.arith(ins, ins.base, t.name, srcs).astype(t.udtype).view(t.dtype)
+    return floatops.arith(ins, ins.base, t.name, srcs, same).astype(t.udtype).view(t.dtype)
 
 
 def _fminmax(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -738,7 +740,7 @@ def _cvt_float(ins: Instr, dt: PtxType, st: PtxType, x: np.ndarray, rnd: str | N
                 src = v if _is_float(st) else r
                 r = np.where(fpnum.tiny(src, fpnum.F32, rnd if rnd in fpnum.MODES else "rn"),
                              np.copysign(0.0, r), r)
-            if sat:
+            if sat:  # NaN -> +0, as the ISA says and H100 does (but see AMB-FUZZ-CVT-SAT-NAN)
                 r = np.where(r > 0, np.minimum(r, 1.0), 0.0)
         nan = np.isnan(r)
         bits = fpnum.encode(r, dfmt).astype(dfmt.udtype)

@@ -341,7 +341,8 @@ def _to_fp8(v: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
     ax = np.abs(v)
     hi = np.searchsorted(vals, np.minimum(ax, vals[-1]), side="left")
     lo = np.maximum(hi - 1, 0)
-    d_lo, d_hi = ax - vals[lo], vals[np.minimum(hi, len(vals) - 1)] - ax
+    with np.errstate(invalid="ignore"):  # NaN lanes: replaced by the NaN code below
+        d_lo, d_hi = ax - vals[lo], vals[np.minimum(hi, len(vals) - 1)] - ax
     pick_hi = (d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0))
     code = np.where(pick_hi, hi, lo)
     code = np.where(ax >= vals[-1], len(vals) - 1, code).astype(np.uint32)
