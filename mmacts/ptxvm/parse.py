@@ -300,6 +300,8 @@ def _split_operands(s: str) -> list[str]:
             cur.append(ch)
     if "".join(cur).strip():
         out.append("".join(cur).strip())
+    if depth:  # an unbalanced '{' / '[' would shift every later operand: refused, never guessed
+        raise VmUnsupported(f"unbalanced braces or brackets in operands {s!r}")
     return out
 
 
@@ -326,9 +328,13 @@ def parse_operand(tok: str, line: int) -> Operand:
     if tok == "_":
         return Operand("sink")
     if tok.startswith("{"):
+        if not tok.endswith("}"):
+            raise VmUnsupported(f"line {line}: cannot parse vector operand {tok!r}")
         items = tuple(parse_operand(x, line) for x in _split_operands(tok[1:-1]))
         return Operand("vec", items=items)
     if tok.startswith("["):
+        if not tok.endswith("]"):
+            raise VmUnsupported(f"line {line}: cannot parse address operand {tok!r}")
         inner = tok[1:-1].strip()
         m = re.match(r"^(.*?)\s*([+-])\s*(0[xX][0-9a-fA-F]+|\d+)$", inner)
         off = 0
@@ -478,6 +484,9 @@ def _parse_decl(entry: Entry, stmt: str, line: int) -> None:
     raise VmUnsupported(f"line {line}: unsupported declaration {stmt!r}")
 
 
+_OPCODE_RE = re.compile(r"^([^\s{\[]+)\s*(.*)$", re.S)
+
+
 def _parse_instr(stmt: str, line: int) -> Instr:
     guard = None
     neg = False
@@ -488,8 +497,12 @@ def _parse_instr(stmt: str, line: int) -> Instr:
         if g.startswith("!"):
             neg, g = True, g[1:]
         guard = g
-    parts = s.split(None, 1)
-    opcode = parts[0]
+    # the opcode ends at the first blank, '{' or '[': "ld.v2.b32{%r1, %r2}, [%r3]" has no blank after it
+    om = _OPCODE_RE.match(s)
+    if om is None:
+        raise VmUnsupported(f"line {line}: cannot parse instruction {s!r}")
+    opcode = om.group(1)
+    parts = [opcode, om.group(2)] if om.group(2) else [opcode]
     ops = tuple(parse_operand(o, line) for o in _split_operands(parts[1])) if len(parts) > 1 else ()
     # setp/other "p|q" destination pairs
     if len(parts) > 1 and "|" in parts[1].split(",")[0]:
