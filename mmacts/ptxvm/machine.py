@@ -55,7 +55,8 @@ SUSPEND_NS = 10_000_000
 
 Handler = Callable[["Machine", Instr, np.ndarray], "bool | None"]
 HANDLERS: dict[str, Handler] = {}
-"""Opcode base (first dotted part, or the first two for ``tcgen05``/``wgmma``/...) -> handler.
+"""Handler name -> handler: an opcode base (``mov``), a dotted prefix (``bar.warp``, ``tcgen05.ld``) or a
+base with a type (``mov.b128``); :func:`handler_names` says which one an instruction gets (most specific).
 A handler executes ``ins`` for the active threads and returns True when it set their PCs."""
 
 
@@ -66,6 +67,19 @@ def handler(*names: str) -> Callable[[Handler], Handler]:
         return fn
 
     return deco
+
+
+def handler_names(parts: tuple[str, ...]) -> list[str]:
+    """The handler names an instruction may be registered under, most specific first: every dotted
+    prefix of the opcode from the longest down to two parts (``bar.warp.sync``, ``bar.warp``), then
+    the base with the opcode's last part (its type: ``mov.b128``), then the base (``bar``). Why the
+    order matters: looking up the base first sent ``bar.warp.sync`` to the CTA barrier, and every
+    CUTLASS kernel deadlocked (issue 23)."""
+    names = [".".join(parts[:k]) for k in range(len(parts), 1, -1)]
+    if len(parts) > 2:
+        names.append(f"{parts[0]}.{parts[-1]}")
+    names.append(parts[0])
+    return names
 
 
 @dataclass
@@ -504,10 +518,11 @@ class Machine:
 
     # ------------------------------------------------------------------------------ scheduling
     def _handler_of(self, ins: Instr) -> Handler:
-        fn = HANDLERS.get(ins.base) or HANDLERS.get(".".join(ins.parts[:2]))
-        if fn is None:
-            raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
-        return fn
+        for name in handler_names(ins.parts):
+            fn = HANDLERS.get(name)
+            if fn is not None:
+                return fn
+        raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
 
     def run(self) -> None:
         code = self.code
