@@ -157,7 +157,20 @@ class Machine:
         for name, decl in self.entry.regs.items():
             ty = ptx_type(decl.type)
             self.reg_types[name] = ty
-            self.regs[name] = np.zeros(T, dtype=ty.udtype)
+            # a .b128 register: two little-endian 64-bit words per thread (numpy has no 128-bit integer)
+            wide = ty.bits == 128
+            self.regs[name] = np.zeros((T, 2) if wide else T, dtype=np.uint64 if wide else ty.udtype)
+        self.bar_arrived: dict[tuple[int, int], int] = {}
+        """(chunk CTA, barrier id) -> threads that arrived there with ``bar.arrive`` in its current phase."""
+        self.bar_expect: dict[tuple[int, int], int] = {}
+        """(chunk CTA, barrier id) -> the thread count those ``bar.arrive`` gave."""
+        self.spin_addr = np.full(T, -1, dtype=np.int64)
+        """Per thread, the shared::cta address of the mbarrier its last failing wait polled (-1: none)."""
+        self.spin_line = np.zeros(T, dtype=np.int64)
+        """Per thread, the code index of the instruction its last failing wait was."""
+        self.time_read = False
+        """A time source (``%globaltimer``, ``%clock``) was read since the last suspension."""
+        self._spin_seen: tuple[Any, Any] | None = None
         # shared memory: module-level variables first, then the entry's, then the dynamic array
         self.shared_layout = SharedLayout.build([*self.module.variables, *self.entry.shared])
         self.smem_size = self.shared_layout.dynamic_offset + self.cfg.shared_dynamic
@@ -232,6 +245,8 @@ class Machine:
             return np.full(n, self.cluster_size, dtype=np.uint32)
         if base == "%is_explicit_cluster":
             return np.full(n, "explicitcluster" in self.entry.directives, dtype=bool)
+        if base in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%clock", "%clock64"):
+            self.time_read = True
         if base in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
             v = np.full(n, self.vtime + self.steps * STEP_NS, dtype=np.uint64)
             if base.endswith("_lo"):
@@ -307,12 +322,17 @@ class Machine:
     def read(self, op: Operand, ty: PtxType, act: np.ndarray) -> np.ndarray:
         """Operand value as ``ty`` values (numpy dtype ``ty.dtype``) for the active threads."""
         n = len(act)
+        if ty.bits == 128:
+            raise VmUnsupported(f".b128 operand {op}: the VM implements .b128 for mov, ld and st only")
         if op.kind == "reg":
             if self.is_special(op.name):
                 v = self.special(op.name, act)
                 return _convert_int(v, ty)
             bits = self.reg_bits(op.name, act)
             rty = self.reg_types[op.name]
+            if rty.bits == 128:
+                raise VmUnsupported(f".b128 register {op.name} read as .{ty.name}: the VM implements .b128 "
+                                    f"registers for mov, ld and st only")
             if ty.kind == "pred" or rty.kind == "pred":
                 if not (ty.kind == rty.kind == "pred"):
                     raise VmError(f"register {op.name} (.{rty.name}) used as .{ty.name}")
@@ -349,6 +369,9 @@ class Machine:
         if op.name not in self.regs:
             raise VmError(f"write to undeclared or read-only register {op.name}")
         rty = self.reg_types[op.name]
+        if rty.bits == 128 or ty.bits == 128:
+            raise VmUnsupported(f".b128 register {op.name} written as .{ty.name}: the VM implements .b128 "
+                                f"registers for mov, ld and st only")
         n = len(act)
         sel = slice(int(act[0]), int(act[0]) + n) if n and int(act[-1]) - int(act[0]) + 1 == n else act
         if rty.kind == "pred":
@@ -543,6 +566,7 @@ class Machine:
                 if other.any():
                     runnable = other
                 else:  # nobody else can run: the waiters sleep (virtual time passes), then poll again
+                    self._check_spin_cycle()
                     self.vtime += SUSPEND_NS
                     self.spin_pc = None
             minpc = int(pcs[runnable].min())
@@ -578,6 +602,8 @@ class Machine:
                 if ins.where() in str(exc):
                     raise
                 raise type(exc)(f"{exc} at {self.where(ins, act)}") from None
+            except Exception as exc:  # noqa: BLE001 -- a VM bug: still one line naming the instruction
+                raise VmError(f"VM internal error ({type(exc).__name__}: {exc}) at {self.where(ins, act)}") from exc
             if not moved:
                 self.pc[act] += 1
             if self.trace is not None:
@@ -585,10 +611,112 @@ class Machine:
 
     def spin(self, threads: np.ndarray) -> None:
         """``threads`` polled something that is not ready (a failing ``mbarrier.try_wait``): they
-        yield until no other thread can run, then virtual time advances by :data:`SUSPEND_NS`."""
+        yield until no other thread can run, then virtual time advances by :data:`SUSPEND_NS`. What
+        they polled is kept for the deadlock report (:meth:`_check_spin_cycle`)."""
         if self.spin_pc is None:
             self.spin_pc = np.zeros(self.T, dtype=bool)
         self.spin_pc[threads] = True
+        if not len(threads):
+            return
+        pc = int(self.pc[threads[0]])
+        self.spin_line[threads] = pc
+        ins = self.code[pc] if pc < len(self.code) else None
+        if ins is not None and ins.base == "mbarrier" and len(ins.operands) > 1 and ins.operands[1].kind == "addr":
+            self.spin_addr[threads] = self.address(ins.operands[1], threads).astype(np.int64)
+        else:
+            self.spin_addr[threads] = -1
+
+    # ------------------------------------------------------------------------------ spin deadlock
+    def _check_spin_cycle(self) -> None:
+        """Called when every runnable thread spins on a wait that failed. If the machine is in the same
+        state as at the previous such point (program counters, registers, memory, mbarriers, barriers)
+        and no thread read a time source in between, the scheduler is deterministic, so it will cycle
+        forever: a deadlock, reported now naming the mbarriers and the waiting warps, rather than after
+        the step budget (minutes). A bounded wait reads ``%globaltimer``, so it is never taken for one."""
+        if self.time_read:
+            self.time_read = False
+            self._spin_seen = None
+            return
+        cheap = self._cheap_state()
+        prev = self._spin_seen
+        if prev is None or prev[0] != cheap:
+            self._spin_seen = (cheap, None)
+            return
+        full = self._full_state()
+        if prev[1] is None:
+            self._spin_seen = (cheap, full)
+            return
+        if prev[1] == full:
+            self.spin_deadlock()
+        self._spin_seen = (cheap, full)
+
+    def _cheap_state(self) -> tuple[Any, ...]:
+        mbs = tuple(sorted((k, (v.expected, v.pending, v.phase, v.tx)) for k, v in self.mbarriers.items()))
+        return (self.pc.tobytes(), self.status.tobytes(), self.bar_id.tobytes(), mbs,
+                tuple(sorted(self.bar_arrived.items())), self.cl_arrive.tobytes(), self.cl_wait.tobytes())
+
+    def _full_state(self) -> bytes:
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=32)
+        for name in sorted(self.regs):
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(self.regs[name]).tobytes())
+        h.update(self.smem.tobytes())
+        if self.lmem is not None:
+            h.update(self.lmem.tobytes())
+        for b in self.gmem.buffers:
+            h.update(np.ascontiguousarray(b.host).view(np.uint8).tobytes())
+        return h.digest()
+
+    def spin_deadlock(self) -> None:
+        """Raise the deadlock of :meth:`_check_spin_cycle`: per mbarrier polled, its CTA, address, phase
+        and what it still waits for, and the warps (with one thread) that poll it."""
+        spinning = np.flatnonzero((self.status == RUN) & (self.spin_pc if self.spin_pc is not None
+                                                          else np.zeros(self.T, dtype=bool)))
+        groups: dict[tuple[int, int, int], list[int]] = {}
+        for t in spinning:
+            groups.setdefault((int(self.cta[t]), int(self.spin_addr[t]), int(self.spin_line[t])), []).append(int(t))
+        parts = []
+        for (c, addr, pc), ts in sorted(groups.items()):
+            warps = sorted({int(self.warp[t]) for t in ts})
+            ins = self.code[pc]
+            who = (f"CTA {self.ctas[c]} warp{'s' if len(warps) > 1 else ''} {_ranges(warps)} "
+                   f"({len(ts)} threads, e.g. thread {int(self.tid[ts[0]])})")
+            if addr >= 0:
+                mb = self.mbarriers.get((c, addr))
+                st = (f"phase {mb.phase}, {mb.pending} of {mb.expected} arrivals and {mb.tx} tx bytes pending"
+                      if mb is not None else "not initialised")
+                parts.append(f"{who} poll the mbarrier at shared::cta {addr:#x} of CTA {self.ctas[c]} ({st}) "
+                             f"in {ins.opcode} (line {ins.line})")
+            else:
+                parts.append(f"{who} spin in {ins.opcode} (line {ins.line})")
+        blocked = np.flatnonzero(self.status == BLOCKED)
+        if len(blocked):
+            t = int(blocked[0])
+            parts.append(f"{len(blocked)} threads wait at barriers (e.g. CTA {self.ctas[self.cta[t]]} thread "
+                         f"{int(self.tid[t])} at line {self.code[int(self.pc[t])].line})")
+        raise VmTimeout("deadlock: every live thread waits and nothing can change what it waits for: "
+                        + "; ".join(parts))
+
+    # ------------------------------------------------------------------------------ named barriers
+    def bar_arrive(self, act: np.ndarray, bar: int, count: int) -> None:
+        """``bar.arrive``: ``act`` arrive at barrier ``bar`` of their CTAs (completing at ``count``
+        threads) without waiting; a barrier that completes releases its waiters and starts over."""
+        for c in np.unique(self.cta[act]):
+            key = (int(c), bar)
+            expect = self.bar_expect.get(key)
+            if expect is not None and expect != count and self.bar_arrived.get(key, 0):
+                raise VmError(f"bar.arrive at barrier {bar} with thread count {count}, but {expect} was given "
+                              f"for this phase (CTA {self.ctas[int(c)]})")
+            self.bar_expect[key] = count
+            self.bar_arrived[key] = self.bar_arrived.get(key, 0) + int((self.cta[act] == c).sum())
+        self._release_barriers()
+        for key, n in list(self.bar_arrived.items()):  # completed by arrivals alone: no thread waits there
+            if n >= self.bar_expect[key]:
+                waiting = (self.status == BLOCKED) & (self.cta == key[0]) & (self.bar_id == key[1])
+                if not waiting.any():
+                    self.bar_arrived[key] = 0
 
     def block(self, act: np.ndarray, bar: int, count: int = 0) -> None:
         self.status[act] = BLOCKED
@@ -617,10 +745,21 @@ class Machine:
                         self.cl_wait[rel] += 1
                         self._release(rel)
                     continue
-                need = self.bar_count[waiting].max()
+                need = int(self.bar_count[waiting].max())
+                key = (int(c), int(b))
+                arrived = self.bar_arrived.get(key, 0)
+                if arrived:
+                    expect = self.bar_expect[key]
+                    if need and need != expect:
+                        t = int(np.flatnonzero(waiting)[0])
+                        raise VmError(f"barrier {int(b)} of CTA {self.ctas[int(c)]}: bar.sync by thread "
+                                      f"{int(self.tid[t])} gives thread count {need}, bar.arrive gave {expect}")
+                    need = expect
                 if need == 0:
                     need = int((live & in_cta).sum())
-                if waiting.sum() >= need:
+                if int(waiting.sum()) + arrived >= need:
+                    if arrived:
+                        self.bar_arrived[key] = 0
                     self._release(waiting)
 
     # ------------------------------------------------------------------------------ warp sync
@@ -698,8 +837,11 @@ class Machine:
         what = {CLUSTER_BARRIER: "barrier.cluster.wait",
                 WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
             int(self.bar_id[t]), f"barrier {int(self.bar_id[t])}")
-        raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} wait at {what} ({ins.where()}), "
-                        f"{n_exit} exited, none can arrive")
+        arrived = self.bar_arrived.get((c, int(self.bar_id[t])), 0)
+        extra = f", {arrived} arrived with bar.arrive" if arrived else ""
+        warps = sorted({int(w) for w in self.warp[in_cta & (self.status == BLOCKED)]})
+        raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} (warps {_ranges(warps)}; first thread "
+                        f"{int(self.tid[t])}) wait at {what} ({ins.where()}), {n_exit} exited{extra}, none can arrive")
 
     def check_converged(self, ins: Instr, act: np.ndarray, width: int = 32) -> None:
         """``.sync.aligned`` warp (or warpgroup, width 128) collectives: every live thread of each
@@ -730,6 +872,19 @@ class Machine:
             self._group_cache[width] = got
         return got
 
+def _ranges(xs: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5``: warp lists in one short line."""
+    out: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 def _convert_int(v: np.ndarray, ty: PtxType) -> np.ndarray:
     if ty.kind == "f":
         raise VmError("special register read as a float")
@@ -757,3 +912,7 @@ def _resize(bits: np.ndarray, src: PtxType, dst: PtxType) -> np.ndarray:
 
 def values_of(bits: np.ndarray, ty: PtxType) -> np.ndarray:
     return from_bits(bits, ty)
+
+
+# instruction families implemented beside the machine (b128, named barriers, hints): registered on import
+from mmacts.ptxvm import ops_system  # noqa: E402,F401
