@@ -32,6 +32,13 @@ FORMS = [
      "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 "
      "{%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, {%r8}, {%h0, %h1}, "
      "{%r9}, {%h2, %h3};"),
+    ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3{%f0,%f1,%f2,%f3},%rd1,%rd2,1,1,1;",
+     "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f0, %f1, %f2, %f3}, %rd1, %rd2, 1, 1, 1;"),
+    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16{%r1,%r2,%r3,%r4},[%r5];",
+     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];"),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes[%r1],[%rd1,{%r2,%r3}],[%r4];",
+     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], "
+     "[%r4];"),
     ("tcgen05.ld.sync.aligned.16x64b.x2.b32{%r1,\n   %r2,\n   %r5,\n   %r6},[%r3];",
      "tcgen05.ld.sync.aligned.16x64b.x2.b32 {%r1, %r2, %r5, %r6}, [%r3];"),
 ]
@@ -44,6 +51,8 @@ def test_vector_brace_against_the_opcode_parses_like_the_spaced_form(tight: str,
     assert a.opcode == b.opcode and "{" not in a.opcode and "[" not in a.opcode
     assert a.operands == b.operands
     assert (a.guard, a.guard_neg) == (b.guard, b.guard_neg)
+    assert a.text.replace(" ", "") == b.text.replace(" ", "") and a.text.startswith(
+        (f"@{'!' if a.guard_neg else ''}{a.guard} " if a.guard else "") + a.opcode + " ")
 
 
 def test_tcgen05_ld_tight_reads_the_tmem_address_operand() -> None:
