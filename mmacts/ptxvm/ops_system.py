@@ -5,8 +5,9 @@ arithmetic but decide whether a kernel runs at all: ``.b128`` registers (``mov``
 cluster-launch-control response), named barriers with ``bar.arrive`` (producer / consumer warps,
 9.7.13.1), ``prefetch`` / ``prefetch.tensormap`` (9.7.9.15), ``setmaxnreg`` (9.7.19.x). Each is exact
 where the VM can be (the barrier counts, the 128-bit moves, the operand checks) and a no-op only where
-the instruction has no effect on the VM's state (a prefetch, a register-file reallocation); what the VM
-cannot do (``clusterlaunchcontrol``) is refused by name.
+the instruction has no effect on the VM's state (a prefetch, a register-file reallocation).
+``clusterlaunchcontrol.try_cancel`` always answers "not canceled", which the ISA allows for any request, so
+every CTA of the grid runs the work it was launched with; any other form is refused by name.
 
 A ``.b128`` register is stored as two little-endian 64-bit words per thread (``Machine.regs[name]`` is
 ``(threads, 2)`` uint64); every other instruction that meets one refuses it by name (``Machine.read``).
@@ -196,8 +197,67 @@ def _setmaxnreg(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.check_converged(ins, act, 128)
 
 
+CLC_RESPONSE_BYTES = 16
+
+
+@handler("clusterlaunchcontrol.try_cancel")
+def _clc_try_cancel(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{.multicast::cluster::all}
+    .b128 [addr], [mbar]``: ask to cancel a cluster that has not started. The hardware may refuse any request;
+    the VM refuses every one (a legal answer, so each CTA of the grid does its own work, exactly as launched):
+    it writes the 16-byte response "not canceled" (all zero bytes, the VM's encoding of the opaque response)
+    at ``addr`` and completes 16 bytes of transaction on ``mbar``, in the executing CTA or, with
+    ``.multicast::cluster::all``, at the same offsets in every CTA of its cluster."""
+    from mmacts.ptxvm.ops_core import arrive  # lazily: ops_core imports the machine, which imports this module
+
+    if not (ins.has("async") and ins.has("mbarrier::complete_tx::bytes") and ins.has("b128")):
+        raise VmUnsupported(f"{ins.opcode}: only the .async .mbarrier::complete_tx::bytes .b128 form exists")
+    if any(p.startswith("shared") and p not in ("shared", "shared::cta") for p in ins.parts):
+        raise VmUnsupported(f"{ins.opcode}: only a .shared::cta response address is implemented")
+    dst, mbar = ins.operands
+    addrs, mbs = m.address(dst, act), m.address(mbar, act)
+    if (addrs % np.uint64(16)).any():
+        i = int(np.flatnonzero(addrs % np.uint64(16))[0])
+        raise VmMemoryFault(f"{ins.opcode}: response address {int(addrs[i]):#x} is not 16-byte aligned@thread{i}")
+    multicast = ins.has("multicast::cluster::all")
+    for i, t in enumerate(act):
+        c = int(m.cta[t])
+        targets = (np.flatnonzero(m.cluster_of_cta == m.cluster_of_cta[c]) if multicast else [c])
+        for tc in targets:
+            lo = int(addrs[i])
+            if lo + CLC_RESPONSE_BYTES > m.smem_size:
+                raise VmMemoryFault(f"{ins.opcode}: response at shared::cta {lo:#x} is past the CTA window "
+                                    f"({m.smem_size} bytes)@thread{i}")
+            m.smem[int(tc), lo:lo + CLC_RESPONSE_BYTES] = 0
+            mb = m.mbarriers.get((int(tc), int(mbs[i])))
+            if mb is None:
+                raise VmError(f"{ins.opcode}: mbarrier at shared::cta {int(mbs[i]):#x} of CTA {m.ctas[int(tc)]} used "
+                              f"before mbarrier.init@thread{i}")
+            mb.tx -= CLC_RESPONSE_BYTES
+            arrive(m, mb, 0)
+
+
+@handler("clusterlaunchcontrol.query_cancel")
+def _clc_query_cancel(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, response`` reads whether a response says
+    "canceled" (bit 0 of the VM's encoding; the VM's own responses never do). ``get_first_ctaid`` of a
+    response that is not "canceled" is undefined in the ISA: an error."""
+    d, r = ins.operands
+    q = _read_q(m, r, act, ins)
+    canceled = (q[:, 0] & np.uint64(1)) != 0
+    if ins.has("is_canceled"):
+        m.write(d, ptx_type("pred"), act, canceled)
+        return
+    if any(p.startswith("get_first_ctaid") for p in ins.parts):
+        if not canceled.all():
+            i = int(np.flatnonzero(~canceled)[0])
+            raise VmError(f"{ins.opcode} of a response that is not 'canceled' is undefined (the request failed)"
+                          f"@thread{i}")
+        raise VmUnsupported(f"{ins.opcode}: responses 'canceled' are not made by the VM")
+    raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
 @handler("clusterlaunchcontrol")
 def _clc(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """Cluster launch control (``try_cancel`` / ``query_cancel``) needs CTAs that have not been launched
-    yet to be cancellable; the VM runs every CTA of the grid, so it refuses these by name."""
+    """Any other cluster-launch-control form: refused by name."""
     raise VmUnsupported(f"{ins.opcode} (cluster launch control) is not implemented by the VM")

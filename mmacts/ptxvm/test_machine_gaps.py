@@ -144,10 +144,47 @@ def test_setmaxnreg_checks_its_operand() -> None:
         assert res.status == "error" and "24..256" in res.message, (bad, res.message)
 
 
-def test_cluster_launch_control_is_refused_by_name() -> None:
-    res, _ = _run(_kernel("  clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 "
-                          "[%r1], [%r2];"))
-    assert res.status == "error" and "clusterlaunchcontrol.try_cancel" in res.message
+CLC = ("  mov.u32 %r1, mb;\n  mov.u32 %r2, resp;\n  setp.eq.u32 %p0, %r0, 0;\n"
+       "  @%p0 mbarrier.init.shared::cta.b64 [%r1], 1;\n  mov.u32 %r4, -1;\n"
+       "  @%p0 st.shared.v4.u32 [%r2], {%r4, %r4, %r4, %r4};\n  bar.sync 0;\n"
+       "  @%p0 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16;\n"
+       "  @%p0 clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%r2], [%r1];\n"
+       "W:\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n  @!%p1 bra W;\n"
+       "  ld.shared.b128 %q0, [%r2];\n  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p2, %q0;\n"
+       "  selp.u32 %r5, 1, 0, %p2;\n  st.global.u32 [%rd3], %r5;")
+CLC_SHARED = ".shared .align 16 .b8 resp[16];\n.shared .align 8 .b64 mb;\n"
+
+
+def test_cluster_launch_control_never_cancels_and_completes_the_mbarrier() -> None:
+    """try_cancel answers "not canceled" (legal for any request): the response overwrites the 0xFF bytes
+    and completes the 16 transaction bytes the mbarrier expects, so the waiters go on."""
+    res, dout = _run(_kernel(CLC, B128_REGS, CLC_SHARED), max_steps=50_000)
+    assert res.status == "ok", res.message
+    assert (dout.host == 0).all()
+
+
+def test_cluster_launch_control_multicast_answers_every_cta_of_the_cluster() -> None:
+    """Rank 0 alone asks with .multicast::cluster::all; CTA 1 waits on its own mbarrier for its copy."""
+    body = (CLC.replace("setp.eq.u32 %p0, %r0, 0;", "setp.eq.u32 %p0, %r0, 0;\n  mov.u32 %r6, %cluster_ctarank;\n"
+                        "  setp.eq.u32 %p3, %r6, 0;\n  and.pred %p3, %p3, %p0;")
+            .replace("@%p0 clusterlaunchcontrol", "@%p3 clusterlaunchcontrol")
+            .replace("bytes.b128", "bytes.multicast::cluster::all.b128")
+            .replace("st.global.u32 [%rd3], %r5;", "mov.u32 %r7, %ctaid.x;\n  mad.lo.u32 %r7, %r7, 64, %r0;\n"
+                     "  mul.wide.u32 %rd5, %r7, 4;\n  add.u64 %rd5, %rd1, %rd5;\n  st.global.u32 [%rd5], %r5;"))
+    ptx = _kernel(body, B128_REGS, CLC_SHARED).replace("(.param .u64 pin, .param .u64 pout)\n",
+                                                        "(.param .u64 pin, .param .u64 pout)\n.reqnctapercluster 2\n")
+    res, dout = _run(ptx, grid=2, n=128, max_steps=50_000)
+    assert res.status == "ok", res.message
+    assert (dout.host == 0).all()
+
+
+def test_cluster_launch_control_first_ctaid_of_a_refusal_is_an_error() -> None:
+    body = CLC.replace("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p2, %q0;",
+                       "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %r5, %q0;")
+    res, _ = _run(_kernel(body, B128_REGS, CLC_SHARED), max_steps=50_000)
+    assert res.status == "error" and "undefined" in res.message and "get_first_ctaid" in res.message
+    res, _ = _run(_kernel("  clusterlaunchcontrol.other.b128 [%r1];"))
+    assert res.status == "error" and "clusterlaunchcontrol.other.b128" in res.message
     assert "not implemented" in res.message
 
 
