@@ -578,36 +578,45 @@ class Machine:
             self.steps += 1
             if self.steps > self.max_steps:
                 raise VmTimeout(f"step budget of {self.max_steps} exhausted at {self.where(ins, act)}")
-            if ins.guard is not None:
-                g = self.reg_bits(ins.guard, act)
-                if ins.guard_neg:
-                    g = ~g
-                skip = act[~g]
-                self.pc[skip] += 1
-                act = act[g]
-                if not len(act):
-                    continue
-            fn = fns[minpc]
-            if fn is None:
-                fn = fns[minpc] = self._handler_of(ins)
-            self.thread_instructions += len(act)
-            if self.trace is not None:
-                self.trace.before(self, ins, act)
-            try:
+            try:  # every error, the guard's and the lookup's included, names the instruction, CTA and thread
+                if ins.guard is not None:
+                    g = self.reg_bits(ins.guard, act)
+                    if ins.guard_neg:
+                        g = ~g
+                    skip = act[~g]
+                    self.pc[skip] += 1
+                    act = act[g]
+                    if not len(act):
+                        continue
+                fn = fns[minpc]
+                if fn is None:
+                    fn = fns[minpc] = self._handler_of(ins)
+                self.thread_instructions += len(act)
+                if self.trace is not None:
+                    self.trace.before(self, ins, act)
                 moved = fn(self, ins, act)
+                if not moved:
+                    self.pc[act] += 1
+                if self.trace is not None:
+                    self.trace.after(self, ins, act)
             except VmError as exc:
-                if "@thread" in str(exc):
-                    msg, _, i = str(exc).rpartition("@thread")
-                    raise type(exc)(f"{msg} at {self.where(ins, act, int(i))}") from None
-                if ins.where() in str(exc):
-                    raise
-                raise type(exc)(f"{exc} at {self.where(ins, act)}") from None
+                raise self._located(exc, ins, act) from None
             except Exception as exc:  # noqa: BLE001 -- a VM bug: still one line naming the instruction
                 raise VmError(f"VM internal error ({type(exc).__name__}: {exc}) at {self.where(ins, act)}") from exc
-            if not moved:
-                self.pc[act] += 1
-            if self.trace is not None:
-                self.trace.after(self, ins, act)
+
+    def _located(self, exc: VmError, ins: Instr, act: np.ndarray) -> VmError:
+        """``exc`` naming the instruction, the CTA and the thread: a handler marks the culprit's index in
+        ``act`` with ``@thread<i>``; otherwise the first thread of ``act`` is named."""
+        s = str(exc)
+        if "@thread" in s:
+            msg, _, i = s.rpartition("@thread")
+            return type(exc)(f"{msg} at {self.where(ins, act, int(i))}")
+        if ins.where() in s:
+            if "[CTA " in s or not len(act):
+                return exc
+            t = int(act[0])
+            return type(exc)(f"{s} [CTA {int(self.ctas[self.cta[t]])}, thread {int(self.tid[t])}]")
+        return type(exc)(f"{s} at {self.where(ins, act)}")
 
     def spin(self, threads: np.ndarray) -> None:
         """``threads`` polled something that is not ready (a failing ``mbarrier.try_wait``): they

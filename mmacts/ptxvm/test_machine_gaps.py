@@ -278,3 +278,13 @@ def test_bounded_wait_reading_the_timer_in_setp_is_not_a_deadlock() -> None:
     res, dout = _run(_kernel(body, shared=".shared .align 8 .b64 mb;\n"), max_steps=50_000)
     assert res.status == "ok", res.message
     assert (dout.host == 2).all()
+
+
+def test_every_error_names_the_instruction_cta_and_thread() -> None:
+    """Errors raised before the handler runs (the lookup of an unknown opcode, an undeclared guard) used to
+    name the line only, or nothing at all."""
+    for body, what, who in (("  setp.ge.u32 %p0, %r0, 40;\n  @%p0 frobnicate.b32 %r1;", "frobnicate.b32", 40),
+                            ("  @%q9 mov.u32 %r1, 1;", "undeclared register %q9", 0)):
+        res, _ = _run(_kernel(body))
+        assert res.status == "error" and what in res.message, res.message
+        assert "line" in res.message and f"[CTA 0, thread {who}]" in res.message, res.message
