@@ -37,7 +37,7 @@ from mmacts.ptxvm.memory import (
     check_aligned,
 )
 from mmacts.ptxvm.parse import Entry, Instr, Module, Operand
-from mmacts.ptxvm.ptxtypes import PtxType, from_bits, ptx_type, to_bits
+from mmacts.ptxvm.ptxtypes import PtxType, from_bits, is_type, ptx_type, to_bits
 
 RUN, BLOCKED, EXITED = 0, 1, 2
 CLUSTER_BARRIER, WARP_SYNC = -2, -3
@@ -72,11 +72,11 @@ def handler(*names: str) -> Callable[[Handler], Handler]:
 def handler_names(parts: tuple[str, ...]) -> list[str]:
     """The handler names an instruction may be registered under, most specific first: every dotted
     prefix of the opcode from the longest down to two parts (``bar.warp.sync``, ``bar.warp``), then
-    the base with the opcode's last part (its type: ``mov.b128``), then the base (``bar``). Why the
+    the base with the opcode's last part where that is a type (``ld.b128``), then the base (``bar``). Why the
     order matters: looking up the base first sent ``bar.warp.sync`` to the CTA barrier, and every
     CUTLASS kernel deadlocked (issue 23)."""
     names = [".".join(parts[:k]) for k in range(len(parts), 1, -1)]
-    if len(parts) > 2:
+    if len(parts) > 2 and is_type(parts[-1]):  # a type only: "barrier.cluster.arrive" is no "barrier.arrive"
         names.append(f"{parts[0]}.{parts[-1]}")
     names.append(parts[0])
     return names

@@ -32,10 +32,23 @@ def _run(ptx: str, block: int = 64, grid: int = 1, n: int = 64, **kw):
 
 # ------------------------------------------------------------------------------------------ dispatch
 def test_handler_names_most_specific_first() -> None:
-    assert handler_names(("bar", "warp", "sync")) == ["bar.warp.sync", "bar.warp", "bar.sync", "bar"]
+    assert handler_names(("bar", "warp", "sync")) == ["bar.warp.sync", "bar.warp", "bar"]
     assert handler_names(("mov", "b128")) == ["mov.b128", "mov"]
     assert handler_names(("ld", "shared", "b128")) == ["ld.shared.b128", "ld.shared", "ld.b128", "ld"]
     assert handler_names(("ret",)) == ["ret"]
+    assert "barrier.arrive" not in handler_names(("barrier", "cluster", "arrive"))  # not the named-barrier arrive
+
+
+def test_cluster_barrier_arrive_is_not_the_named_barrier_arrive() -> None:
+    """barrier.cluster.arrive / wait over a cluster of 2 still reach the cluster barrier."""
+    body = ("  barrier.cluster.arrive;\n  barrier.cluster.wait;\n  barrier.cluster.arrive.release.aligned;\n"
+            "  barrier.cluster.wait.acquire.aligned;\n  mov.u32 %r1, %ctaid.x;\n  mad.lo.u32 %r1, %r1, 64, %r0;\n"
+            "  mul.wide.u32 %rd5, %r1, 4;\n  add.u64 %rd5, %rd1, %rd5;\n  st.global.u32 [%rd5], %r1;")
+    ptx = _kernel(body).replace("(.param .u64 pin, .param .u64 pout)\n", "(.param .u64 pin, .param .u64 pout)\n"
+                                ".reqnctapercluster 2\n")
+    res, dout = _run(ptx, grid=2, n=128)
+    assert res.status == "ok", res.message
+    assert (dout.host == np.arange(128)).all()
 
 
 def test_bar_warp_sync_is_the_warp_barrier_not_the_cta_barrier() -> None:
