@@ -137,6 +137,12 @@ def _st_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.store(sp, m.address(a, act), data, act, ins)
 
 
+@handler("atom.b128", "red.b128")
+def _atom_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """128-bit atomics (``atom.cas.b128`` / ``atom.exch.b128``, sm_90): not implemented, refused by name."""
+    raise VmUnsupported(f"{ins.opcode}: 128-bit atomics are not implemented by the VM")
+
+
 # ------------------------------------------------------------------------------------------ named barriers
 @handler("bar.arrive", "barrier.arrive", "bar.cta.arrive", "barrier.cta.arrive")
 def _bar_arrive(m: Machine, ins: Instr, act: np.ndarray) -> None:

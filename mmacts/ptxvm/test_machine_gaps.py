@@ -86,6 +86,11 @@ def test_b128_register_in_an_arithmetic_instruction_is_refused_by_name() -> None
     assert "CTA 0, thread 0" in res.message
 
 
+def test_b128_atomics_are_refused_by_name() -> None:
+    res, _ = _run(_kernel("  atom.global.cas.b128 %q0, [%rd0], %q0, %q1;", B128_REGS))
+    assert res.status == "error" and "atom.global.cas.b128: 128-bit atomics are not implemented" in res.message
+
+
 def test_b128_misaligned_load_is_a_memory_error() -> None:
     res, _ = _run(_kernel("  ld.global.b128 %q0, [%rd0+8];", B128_REGS))
     assert res.status == "error" and "misaligned" in res.message
