@@ -836,21 +836,28 @@ class Machine:
         self.pc[idx] += 1
 
     def deadlock(self) -> None:
+        """Nothing can run and threads are blocked: name, for the first CTA with blocked threads, every
+        barrier they wait at (threads, warps, first thread, line, arrivals by ``bar.arrive``)."""
         blocked = np.flatnonzero(self.status == BLOCKED)
-        t = int(blocked[0])
-        c = int(self.cta[t])
-        ins = self.code[int(self.pc[t])]
+        c = int(self.cta[int(blocked[0])])
         in_cta = self.cta == c
-        n_block = int((in_cta & (self.status == BLOCKED)).sum())
         n_exit = int((in_cta & (self.status == EXITED)).sum())
-        what = {CLUSTER_BARRIER: "barrier.cluster.wait",
-                WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
-            int(self.bar_id[t]), f"barrier {int(self.bar_id[t])}")
-        arrived = self.bar_arrived.get((c, int(self.bar_id[t])), 0)
-        extra = f", {arrived} arrived with bar.arrive" if arrived else ""
-        warps = sorted({int(w) for w in self.warp[in_cta & (self.status == BLOCKED)]})
-        raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} (warps {_ranges(warps)}; first thread "
-                        f"{int(self.tid[t])}) wait at {what} ({ins.where()}), {n_exit} exited{extra}, none can arrive")
+        mine = np.flatnonzero(in_cta & (self.status == BLOCKED))
+        groups: dict[tuple[int, int], list[int]] = {}
+        for t in mine:
+            groups.setdefault((int(self.bar_id[t]), int(self.pc[t])), []).append(int(t))
+        parts = []
+        for (b, pc), ts in sorted(groups.items(), key=lambda kv: kv[1][0]):
+            t = ts[0]
+            what = {CLUSTER_BARRIER: "barrier.cluster.wait",
+                    WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
+                b, f"barrier {b}")
+            arrived = self.bar_arrived.get((c, b), 0)
+            extra = f" ({arrived} arrived with bar.arrive)" if arrived else ""
+            warps = sorted({int(self.warp[x]) for x in ts})
+            parts.append(f"{len(ts)} threads (warp{'s' if len(warps) > 1 else ''} {_ranges(warps)}; first thread "
+                         f"{int(self.tid[t])}) wait at {what}{extra} ({self.code[pc].where()})")
+        raise VmTimeout(f"deadlock in CTA {self.ctas[c]}: " + "; ".join(parts) + f"; {n_exit} exited, none can arrive")
 
     def check_converged(self, ins: Instr, act: np.ndarray, width: int = 32) -> None:
         """``.sync.aligned`` warp (or warpgroup, width 128) collectives: every live thread of each

@@ -118,7 +118,7 @@ def test_bar_arrive_short_of_the_count_is_a_deadlock_naming_the_arrivals() -> No
         "bar.arrive 1, 128", "bar.arrive 1, 192"), shared=".shared .align 4 .b32 buf[64];\n")
     res, _ = _run(ptx, block=128, n=128)
     assert res.status == "timeout" and "deadlock" in res.message
-    assert "barrier 1" in res.message and "64 arrived with bar.arrive" in res.message and "warps 2-3" in res.message
+    assert "64 threads (warps 2-3; first thread 64) wait at barrier 1 (64 arrived with bar.arrive)" in res.message
 
 
 def test_barrier_completed_by_arrivals_alone_starts_over() -> None:
@@ -306,3 +306,11 @@ def test_every_error_names_the_instruction_cta_and_thread() -> None:
         res, _ = _run(_kernel(body))
         assert res.status == "error" and what in res.message, res.message
         assert "line" in res.message and f"[CTA 0, thread {who}]" in res.message, res.message
+
+
+def test_barrier_deadlock_names_every_barrier_waited_at() -> None:
+    body = "  setp.lt.u32 %p0, %r0, 32;\n  @%p0 bra A;\n  bar.sync 1;\n  bra B;\nA:\n  bar.sync 0;\nB:"
+    res, _ = _run(_kernel(body))
+    assert res.status == "timeout", res.message
+    assert "32 threads (warp 0; first thread 0) wait at barrier 0" in res.message
+    assert "32 threads (warp 1; first thread 32) wait at barrier 1" in res.message and "CTA 0" in res.message
