@@ -31,7 +31,8 @@ from mmacts.ptxvm.parse import Entry
 from mmacts.ptxvm.ptxtypes import ptx_type
 from mmacts.ptxvm.runtime import ARCH_CC, VmDeviceInfo, VmModule, VmOutcome, VmRuntime, load_module
 
-__all__ = ["DeviceArray", "LaunchError", "RawKernel", "RawModule", "asarray", "asnumpy", "device", "empty", "zeros"]
+__all__ = ["DeviceArray", "LaunchError", "RawKernel", "RawModule", "asarray", "asnumpy", "device", "empty", "reset",
+           "zeros"]
 
 
 class LaunchError(RuntimeError):
@@ -51,6 +52,13 @@ def device() -> VmRuntime:
     if _DEVICE is None:
         _DEVICE = VmRuntime(VmDeviceInfo("PTX VM", ARCH_CC["sm_100a"], "sm_100a"))
     return _DEVICE
+
+
+def reset() -> None:
+    """Drop every array of the virtual device (arrays made before no longer exist; a launch with one faults).
+    Why: device memory is never freed otherwise, and a long session slows the VM's address lookups."""
+    global _DEVICE
+    _DEVICE = None
 
 
 def asarray(a: Any) -> DeviceArray:
@@ -121,6 +129,7 @@ class RawKernel:
         (a kernel with ``.reqnctapercluster`` must be launched with those or none); ``trace`` a
         :class:`~mmacts.ptxvm.trace.Tracer`. Raises :class:`LaunchError` unless the launch ends ``ok``."""
         vm = self.module.vm
+        vm.rt = device()  # the current device (a module made before reset() sees the new arrays)
         launch_vm = vm
         if cluster is not None:
             launch_vm = self._with_cluster(_dim3(cluster))

@@ -163,6 +163,8 @@ def _bar_arrive(m: Machine, ins: Instr, act: np.ndarray) -> None:
         raise VmError(f"{ins.opcode}: barrier {b} is not in 0..15")
     if c == 0 or c % 32:
         raise VmError(f"{ins.opcode}: thread count {c} must be a non-zero multiple of the warp size")
+    if ins.base == "bar" or ins.has("aligned"):  # bar.arrive is barrier.arrive.aligned: whole warps arrive
+        m.check_converged(ins, act)
     m.bar_arrive(act, b, c)
 
 

@@ -183,3 +183,14 @@ def test_trace_prints_b128_registers() -> None:
     line = next(ln for ln in buf.getvalue().splitlines() if "%q=" in ln)
     words = line.split("%q=0x")[1].split()[0]
     assert len(words) == 32 and int(words[16:], 16) == x.base + 4 and int(words[:16], 16) == y.base + 4
+
+
+def test_reset_drops_the_arrays_not_the_modules() -> None:
+    k = api.RawModule(code=PTX).get_function("scale")
+    old = api.zeros(8, np.float32)
+    api.reset()
+    x, y = api.asarray(np.ones(8, np.float32)), api.zeros(8, np.float32)
+    k(1, 32, (x, y, 8, 4.0))
+    assert (y.get() == 4).all()
+    with pytest.raises(api.LaunchError, match="out-of-bounds global load"):
+        k(1, 32, (old, y, 8, 4.0))

@@ -314,3 +314,10 @@ def test_barrier_deadlock_names_every_barrier_waited_at() -> None:
     assert res.status == "timeout", res.message
     assert "32 threads (warp 0; first thread 0) wait at barrier 0" in res.message
     assert "32 threads (warp 1; first thread 32) wait at barrier 1" in res.message and "CTA 0" in res.message
+
+
+def test_bar_arrive_is_aligned_whole_warps_arrive() -> None:
+    res, _ = _run(_kernel("  setp.lt.u32 %p0, %r0, 16;\n  @%p0 bar.arrive 1, 64;\n  bar.sync 0;"))
+    assert res.status == "error" and "is .aligned but thread 16" in res.message, res.message
+    res, _ = _run(_kernel("  setp.lt.u32 %p0, %r0, 16;\n  @%p0 barrier.arrive 1, 64;\n  bar.sync 0;"))
+    assert res.status == "ok", res.message  # barrier.arrive without .aligned: threads arrive one by one
