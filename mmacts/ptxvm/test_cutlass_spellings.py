@@ -29,6 +29,7 @@ SOURCE = r"""
 #include <cutlass/arch/reg_reconfig.h>
 #include <cute/arch/copy_sm100.hpp>
 #include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/tmem_allocator_sm100.hpp>
 #include <cutlass/gemm/kernel/sm100_tile_scheduler.hpp>
 
@@ -53,6 +54,9 @@ extern "C" __global__ void __launch_bounds__(256) k(unsigned* out, int n) {
     out[t] = out[t - 128] + 1;
   }
   if (cute::elect_one_sync() && w == 0) out[n] = 77;
+  if (t == 0) cute::prefetch_tma_descriptor(reinterpret_cast<cute::TmaDescriptor const*>(out));
+  cute::cluster_arrive_relaxed();
+  cute::cluster_wait();
   __syncthreads();
   if (w == 0) {
     cute::TMEM::Allocator1Sm alloc;
@@ -112,7 +116,8 @@ def _ptx() -> str:
 def test_cutlass_wrappers_run_exactly_on_the_vm() -> None:
     ptx = _ptx()
     # the spellings this test exists for are really in nvcc's output
-    for form in ("b32{%r", "bar.warp.sync", "bar.arrive", "setmaxnreg.dec.sync.aligned.u32 40", "elect.sync",
+    for form in ("b32{%r", "bar.warp.sync", "prefetch.tensormap", "barrier.cluster.arrive.relaxed", "bar.arrive",
+                 "setmaxnreg.dec.sync.aligned.u32 40", "elect.sync",
                  ".reg .b128", "clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel"):
         assert form in ptx, form
     n = 256
