@@ -12,6 +12,8 @@ deadlocks named by barrier and warp)::
     k((2,), (128,), (x, y, np.uint32(256)), shared_mem=1024, cluster=(2, 1, 1))
     print(y.get())
 
+A parameter passed by value that is no scalar (``.param .align 64 .b8 tmap[128]``: a struct, a
+``__grid_constant__`` tensor map) takes a ``numpy.void`` of its size, e.g. ``np.frombuffer(b, f"V{len(b)}")[0]``.
 Arrays live in one virtual device memory shared by every module (``asarray`` / ``zeros`` / ``empty``;
 ``.get()`` copies back). Scalars may be numpy scalars of the parameter's size or plain Python numbers,
 converted to the parameter's declared type. A launch that fails raises :class:`LaunchError` with the VM's

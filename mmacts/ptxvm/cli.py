@@ -9,6 +9,7 @@ see it run, fault or deadlock on the VM without writing Python. Arguments are gi
     --arg empty:u32:1024     a device buffer of 0xFF bytes (what the kernel never writes stays visible)
     --arg arange:f32:256     0, 1, 2, ... as that dtype
     --arg file:in.npy        a buffer with the contents of a .npy file
+    --arg bytes:tmap.bin     a parameter passed by value (a struct, a tensor map): the file's bytes
 
 After the launch every buffer is printed (``--save DIR`` also writes them as PARAM.npy); ``--trace``
 prints every instruction the chosen threads (``--threads CTA:T,...``) executed with their register values.
@@ -79,6 +80,14 @@ def parse_arg(spec: str) -> Any:
         if kind == "empty":
             return api.empty(shape, dt)
         return api.asarray(np.arange(int(np.prod(shape))).astype(dt).reshape(shape))
+    if kind == "bytes":  # a parameter passed by value (a struct, a __grid_constant__ tensor map): the file's bytes
+        try:
+            raw = Path(rest).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--arg {spec!r}: cannot read {rest!r} ({exc.strerror})") from None
+        if not raw:
+            raise UsageError(f"--arg {spec!r}: {rest!r} is empty")
+        return np.frombuffer(raw, dtype=f"V{len(raw)}")[0]
     if kind == "file":
         try:
             return api.asarray(np.load(rest, allow_pickle=False))
@@ -117,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory bytes per CTA")
     r.add_argument("--arch", default=None, help="target to model (default: the module's .target)")
     r.add_argument("--arg", action="append", default=[], metavar="SPEC", help="a kernel argument, in order "
-                   "(u32:5, 5, zeros:f32:256, empty:u32:64x4, arange:f32:256, file:x.npy)")
+                   "(u32:5, 5, zeros:f32:256, empty:u32:64x4, arange:f32:256, file:x.npy, bytes:struct.bin)")
     r.add_argument("--trace", action="store_true", help="print every instruction the chosen threads executed")
     r.add_argument("--threads", default="0:0", help="threads to trace as CTA:thread, comma separated")
     r.add_argument("--max-lines", type=int, default=4000, help="cap on trace lines (default 4000)")

@@ -194,3 +194,33 @@ def test_reset_drops_the_arrays_not_the_modules() -> None:
     assert (y.get() == 4).all()
     with pytest.raises(api.LaunchError, match="out-of-bounds global load"):
         k(1, 32, (old, y, 8, 4.0))
+
+
+STRUCT_PTX = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry byval(.param .u64 py, .param .align 8 .b8 s[16])
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [py];
+  ld.param.u64 %rd2, [s+8];
+  st.global.u64 [%rd1], %rd2;
+  ret;
+}
+"""
+
+
+def test_struct_parameter_by_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A by-value parameter of 16 bytes (a struct; a tensor map is one of 128): np.void in Python, bytes:FILE in
+    the command; the kernel reads its second word."""
+    raw = np.array([5, 0x1122334455667788], dtype=np.uint64).tobytes()
+    y = api.zeros(1, np.uint64)
+    api.RawModule(code=STRUCT_PTX).get_function("byval")(1, 32, (y, np.frombuffer(raw, dtype="V16")[0]))
+    assert y.get()[0] == 0x1122334455667788
+    (tmp_path / "s.bin").write_bytes(raw)
+    (tmp_path / "k.ptx").write_text(STRUCT_PTX)
+    rc = mmacts_main(["vm", "run", str(tmp_path / "k.ptx"), "--block", "32", "--arg", "zeros:u64:1",
+                      "--arg", f"bytes:{tmp_path / 's.bin'}"])
+    out = capsys.readouterr().out
+    assert rc == 0 and f"[{0x1122334455667788}]" in out, out
+    assert mmacts_main(["vm", "run", str(tmp_path / "k.ptx"), "--arg", "zeros:u64:1", "--arg", "bytes:/nope"]) == 2
