@@ -57,7 +57,7 @@ def _mov_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
     n = len(act)
     if d.kind == "vec":
         src = np.ascontiguousarray(_read_q(m, a, act, ins)).view(np.uint8).reshape(n, 16)
-        w = _part_width(ins, d)
+        w = _part_width(m, ins, d)
         et = ptx_type(f"b{w}")
         for i, it in enumerate(d.items):
             chunk = np.ascontiguousarray(src[:, i * w // 8:(i + 1) * w // 8]).view(et.udtype).reshape(n)
@@ -65,7 +65,7 @@ def _mov_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
                 m.write(it, et, act, chunk)
         return
     if a.kind == "vec":
-        w = _part_width(ins, a)
+        w = _part_width(m, ins, a)
         et = ptx_type(f"b{w}")
         out = np.zeros((n, 16), dtype=np.uint8)
         for i, it in enumerate(a.items):
@@ -76,11 +76,18 @@ def _mov_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
     _write_q(m, d, act, _read_q(m, a, act, ins), ins)
 
 
-def _part_width(ins: Instr, vec: Operand) -> int:
+def _part_width(m: Machine, ins: Instr, vec: Operand) -> int:
+    """Bits per register of a ``{..}`` that packs a .b128: 64 for two, 32 for four; each register must be that
+    wide (a narrower one would silently drop bits)."""
     k = len(vec.items)
     if k not in (2, 4):
         raise VmError(f"{ins.opcode}: a .b128 packs 2 or 4 registers, not {k}")
-    return 128 // k
+    w = 128 // k
+    for it in vec.items:
+        if it.kind == "reg" and it.name in m.reg_types and m.reg_types[it.name].bits != w:
+            raise VmError(f"{ins.opcode}: {it.name} is .{m.reg_types[it.name].name}; {k} parts of a .b128 are "
+                          f"{w}-bit registers")
+    return w
 
 
 def _space(ins: Instr) -> str:

@@ -321,3 +321,8 @@ def test_bar_arrive_is_aligned_whole_warps_arrive() -> None:
     assert res.status == "error" and "is .aligned but thread 16" in res.message, res.message
     res, _ = _run(_kernel("  setp.lt.u32 %p0, %r0, 16;\n  @%p0 barrier.arrive 1, 64;\n  bar.sync 0;"))
     assert res.status == "ok", res.message  # barrier.arrive without .aligned: threads arrive one by one
+
+
+def test_b128_parts_must_have_the_part_width() -> None:
+    res, _ = _run(_kernel("  mov.b128 %q0, {%rd0, %rd1};\n  mov.b128 {%r1, %r2}, %q0;", B128_REGS))
+    assert res.status == "error" and "%r1 is .b32; 2 parts of a .b128 are 64-bit registers" in res.message
