@@ -3,9 +3,10 @@
 Why here: CUTLASS's and Triton's Blackwell kernels stopped on the VM at instructions that carry no
 arithmetic but decide whether a kernel runs at all: ``.b128`` registers (``mov`` / ``ld`` / ``st``, the
 cluster-launch-control response), named barriers with ``bar.arrive`` (producer / consumer warps,
-9.7.13.1), ``prefetch`` / ``prefetch.tensormap`` (9.7.9.15), ``setmaxnreg`` (9.7.19.x). Each is exact
-where the VM can be (the barrier counts, the 128-bit moves, the operand checks) and a no-op only where
-the instruction has no effect on the VM's state (a prefetch, a register-file reallocation).
+9.7.13.1), ``prefetch`` / ``prefetch.tensormap`` (9.7.9.15), ``setmaxnreg`` (9.7.19.x), ``griddepcontrol``.
+Each is exact where the VM can be (the barrier counts, the 128-bit moves, the operand checks) and a no-op
+only where the instruction has no effect on the VM's state (a prefetch, a register-file reallocation, a
+dependent-launch hint on launches that run one after another).
 ``clusterlaunchcontrol.try_cancel`` always answers "not canceled", which the ISA allows for any request, so
 every CTA of the grid runs the work it was launched with; any other form is refused by name.
 
@@ -210,6 +211,16 @@ def _setmaxnreg(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if not 24 <= a.value <= 256 or a.value % 8:
         raise VmError(f"{ins.opcode} {a.value}: the register count must be in 24..256 and a multiple of 8")
     m.check_converged(ins, act, 128)
+
+
+@handler("griddepcontrol")
+def _griddepcontrol(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``griddepcontrol.launch_dependents`` / ``griddepcontrol.wait`` (programmatic dependent launch): the VM
+    runs launches one after another, so every prerequisite grid has completed, its memory visible, before a
+    grid starts (``wait`` returns at once), and a dependent grid launching later than it might is allowed
+    (``launch_dependents`` only permits an earlier start): both are exact no-ops here."""
+    if ins.opcode not in ("griddepcontrol.launch_dependents", "griddepcontrol.wait") or ins.operands:
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
 
 
 CLC_RESPONSE_BYTES = 16

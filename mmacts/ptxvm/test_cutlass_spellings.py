@@ -4,7 +4,8 @@ Why: the machine-level gaps of issue 23 were found in PTX that nvcc emits from C
 spellings the suite's own generator never produces (``tcgen05.ld...b32{%r1, %r2}`` with no blank,
 ``bar.warp.sync`` from ``__syncwarp``, ``bar.arrive`` of ``NamedBarrier``, ``setmaxnreg`` of the
 warpgroup register reconfiguration, ``elect.sync`` with ``%rx|%px``, the tile scheduler's
-cluster-launch-control query with a ``.reg .b128`` inside an inline-asm scope). The kernel below is the
+cluster-launch-control query with a ``.reg .b128`` inside an inline-asm scope, ``griddepcontrol`` of
+programmatic dependent launch, which CUTLASS's SM100 builds enable). The kernel below is the
 project's own code calling those CUTLASS functions; it is built in place with the ``nvidia-cutlass``
 headers and the wheel's nvcc (never copied into the project), cached by source hash, and skipped where
 they are missing. Every value it writes is checked.
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = r"""
 #include <cutlass/arch/barrier.h>
+#include <cutlass/arch/grid_dependency_control.h>
 #include <cutlass/arch/reg_reconfig.h>
 #include <cute/arch/copy_sm100.hpp>
 #include <cute/arch/cluster_sm90.hpp>
@@ -43,6 +45,7 @@ extern "C" __global__ void __launch_bounds__(256) k(unsigned* out, int n) {
   __shared__ alignas(16) Sched::CLCResponse resp;
   __shared__ alignas(8) uint64_t clc_mb;
   int t = threadIdx.x, w = t / 32;
+  cutlass::arch::wait_on_dependent_grids();
   if (w < 4) {
     cutlass::arch::warpgroup_reg_dealloc<40>();
     __syncwarp();
@@ -82,6 +85,7 @@ extern "C" __global__ void __launch_bounds__(256) k(unsigned* out, int n) {
   auto info = Sched::work_tile_info_from_clc_response(cute::cast_smem_ptr_to_uint(&resp));
   if (t == 0) out[n + 129] = info.is_valid_tile ? 1u : 2u;
   __syncthreads();
+  cutlass::arch::launch_dependent_grids();
   if (w == 0) {
     cute::TMEM::Allocator1Sm alloc;
     alloc.release_allocation_lock();
@@ -99,13 +103,14 @@ def _ptx() -> str:
         tc = toolchain()
     except (ImportError, Unavailable) as exc:
         pytest.skip(f"needs nvcc and the nvidia-cutlass headers: {exc}")
-    key = hashlib.sha256(f"{cutlass_version()}|{SOURCE}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{cutlass_version()}|gdc|{SOURCE}".encode()).hexdigest()[:16]
     d = Path(os.environ.get("MMACTS_CACHE_DIR", ROOT / ".mmacts-cache")) / "ptxvm-cutlass-spellings" / key
     ptx = d / "k.ptx"
     if not ptx.exists():
         d.mkdir(parents=True, exist_ok=True)
         (d / "k.cu").write_text(SOURCE)
-        r = subprocess.run([tc["nvcc"], "-std=c++17", "-arch=sm_100a", "-ptx", f"-I{tc['cutlass']}",
+        r = subprocess.run([tc["nvcc"], "-std=c++17", "-arch=sm_100a", "-ptx", "-DCUTLASS_ENABLE_GDC_FOR_SM100=1",
+                            f"-I{tc['cutlass']}",
                             f"-I{tc['cccl']}", str(d / "k.cu"), "-o", str(d / "k.tmp")], capture_output=True, text=True)
         if r.returncode:
             pytest.fail(f"nvcc failed: {r.stderr[-2000:]}")
@@ -116,7 +121,8 @@ def _ptx() -> str:
 def test_cutlass_wrappers_run_exactly_on_the_vm() -> None:
     ptx = _ptx()
     # the spellings this test exists for are really in nvcc's output
-    for form in ("b32{%r", "bar.warp.sync", "prefetch.tensormap", "barrier.cluster.arrive.relaxed", "bar.arrive",
+    for form in ("b32{%r", "bar.warp.sync", "griddepcontrol.wait", "griddepcontrol.launch_dependents",
+                 "prefetch.tensormap", "barrier.cluster.arrive.relaxed", "bar.arrive",
                  "setmaxnreg.dec.sync.aligned.u32 40", "elect.sync",
                  ".reg .b128", "clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel"):
         assert form in ptx, form

@@ -173,6 +173,15 @@ CLC = ("  mov.u32 %r1, mb;\n  mov.u32 %r2, resp;\n  setp.eq.u32 %p0, %r0, 0;\n"
 CLC_SHARED = ".shared .align 16 .b8 resp[16];\n.shared .align 8 .b64 mb;\n"
 
 
+def test_griddepcontrol_is_a_no_op_on_sequential_launches() -> None:
+    body = "  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n  st.global.u32 [%rd3], %r0;"
+    res, dout = _run(_kernel(body))
+    assert res.status == "ok", res.message
+    assert (dout.host == np.arange(64)).all()
+    res, _ = _run(_kernel("  griddepcontrol.other;"))
+    assert res.status == "error" and "griddepcontrol.other is not implemented" in res.message
+
+
 def test_cluster_launch_control_never_cancels_and_completes_the_mbarrier() -> None:
     """try_cancel answers "not canceled" (legal for any request): the response overwrites the 0xFF bytes
     and completes the 16 transaction bytes the mbarrier expects, so the waiters go on."""
