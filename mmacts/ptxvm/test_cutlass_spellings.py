@@ -95,23 +95,38 @@ extern "C" __global__ void __launch_bounds__(256) k(unsigned* out, int n) {
 """
 
 
-def _ptx() -> str:
-    """The kernel's PTX for sm_100a: built once per source and CUTLASS version, then read from the cache."""
+SM120_SOURCE = r"""
+#include <cute/arch/mma_sm120.hpp>
+
+// One warp: CUTLASS's SM120 block-scaled MMA atom (scale factors written "{%r}" in its inline asm).
+extern "C" __global__ void mma(const uint32_t* a, const uint32_t* b, const float* c, const uint32_t* sf, float* d) {
+  int l = threadIdx.x;
+  using Atom = cute::SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<cute::float_e4m3_t, cute::float_e4m3_t, float,
+                                                               cute::float_ue8m0_t, 32>;
+  Atom::fma(d[4 * l], d[4 * l + 1], d[4 * l + 2], d[4 * l + 3], a[4 * l], a[4 * l + 1], a[4 * l + 2], a[4 * l + 3],
+            b[2 * l], b[2 * l + 1], c[4 * l], c[4 * l + 1], c[4 * l + 2], c[4 * l + 3], uint8_t(sf[2 * l]),
+            uint8_t(sf[2 * l + 1]));
+}
+"""
+
+
+def _ptx(source: str = SOURCE, arch: str = "sm_100a") -> str:
+    """The PTX of ``source`` for ``arch``: built once per source and CUTLASS version, then read from the cache."""
     try:
         from suites.peers.cutlass_peer import Unavailable, cutlass_version, toolchain
 
         tc = toolchain()
     except (ImportError, Unavailable) as exc:
         pytest.skip(f"needs nvcc and the nvidia-cutlass headers: {exc}")
-    key = hashlib.sha256(f"{cutlass_version()}|gdc|{SOURCE}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{cutlass_version()}|gdc|{arch}|{source}".encode()).hexdigest()[:16]
     d = Path(os.environ.get("MMACTS_CACHE_DIR", ROOT / ".mmacts-cache")) / "ptxvm-cutlass-spellings" / key
     ptx = d / "k.ptx"
     if not ptx.exists():
         d.mkdir(parents=True, exist_ok=True)
-        (d / "k.cu").write_text(SOURCE)
-        r = subprocess.run([tc["nvcc"], "-std=c++17", "-arch=sm_100a", "-ptx", "-DCUTLASS_ENABLE_GDC_FOR_SM100=1",
-                            f"-I{tc['cutlass']}",
-                            f"-I{tc['cccl']}", str(d / "k.cu"), "-o", str(d / "k.tmp")], capture_output=True, text=True)
+        (d / "k.cu").write_text(source)
+        r = subprocess.run([tc["nvcc"], "-std=c++17", f"-arch={arch}", "-ptx", "-DCUTLASS_ENABLE_GDC_FOR_SM100=1",
+                            f"-I{tc['cutlass']}", f"-I{tc['cccl']}", str(d / "k.cu"), "-o", str(d / "k.tmp")],
+                           capture_output=True, text=True)
         if r.returncode:
             pytest.fail(f"nvcc failed: {r.stderr[-2000:]}")
         (d / "k.tmp").rename(ptx)
@@ -136,3 +151,26 @@ def test_cutlass_wrappers_run_exactly_on_the_vm() -> None:
     assert got[n] == 77
     assert (got[n + 1:n + 129] == 2 * t + (t + 1000)).all()  # TMEM word 0 (x2) and word 1 kept apart
     assert got[n + 129] == 2  # the VM never cancels a cluster: no tile from the scheduler
+
+
+def test_cutlass_sm120_block_scaled_atom_equals_the_bare_spelling() -> None:
+    """CUTLASS's SM120 atom writes the scale-factor operands in braces; on the VM it must give D bit for bit
+    equal to the suite's own kernel (bare registers) on the same operands."""
+    from mmacts.ptx.mma_sync_kernels import mma_sync_blockscale_module
+
+    ptx = _ptx(SM120_SOURCE, "sm_120a")
+    assert "{%r" in ptx and "block_scale" in ptx
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 1 << 32, (32, 4), dtype=np.uint64).astype(np.uint32) & np.uint32(0x3F3F3F3F)
+    b = rng.integers(0, 1 << 32, (32, 2), dtype=np.uint64).astype(np.uint32) & np.uint32(0x3F3F3F3F)
+    c = rng.standard_normal((32, 4)).astype(np.float32)
+    sf = np.stack([rng.integers(120, 135, 32), rng.integers(120, 135, 32)], axis=1).astype(np.uint32)
+    d1 = api.empty((32, 4), np.float32)
+    k = api.RawModule(code=ptx).get_function("mma")
+    k(1, 32, tuple(api.asarray(x) for x in (a, b, c, sf)) + (d1,))
+    ours = mma_sync_blockscale_module("mxf8f6f4", "e4m3", "e4m3", "ue8m0", "1X", selectors=(0, 0, 0, 0))
+    d2 = api.empty((32, 4), np.float32)
+    args = [api.asarray(x) for x in (a, b, c, np.ascontiguousarray(sf[:, 0]), np.ascontiguousarray(sf[:, 1]))]
+    api.RawModule(code=ours).get_function("mma_bs")(1, 32, (*args, api.zeros(1, np.uint32), d2, 1))
+    got, want = d1.get().view(np.uint32), d2.get().view(np.uint32)
+    assert (got == want).all() and (got != 0xFFFFFFFF).all()
