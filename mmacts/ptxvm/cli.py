@@ -163,6 +163,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         raise UsageError(f"{entry} takes {len(params)} arguments ({', '.join(f'{n} .{t}' for n, t, _ in params)}); "
                          f"{len(a.arg)} --arg given")
     args = [parse_arg(s) for s in a.arg]
+    declared = (*mod.vm.module.variables, *kern.entry.shared)
+    if not a.shared_mem and any(v.extern and v.space == "shared" for v in declared):
+        print(f"note: {entry} declares dynamic (extern) shared memory and --shared-mem is 0", file=sys.stderr)
     tracer = Tracer(_threads(a.threads), a.max_lines) if a.trace else None
     try:
         out = kern(grid, block, args, shared_mem=a.shared_mem, cluster=cluster, trace=tracer)

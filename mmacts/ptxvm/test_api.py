@@ -224,3 +224,14 @@ def test_struct_parameter_by_value(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert rc == 0 and f"[{0x1122334455667788}]" in out, out
     assert mmacts_main(["vm", "run", str(tmp_path / "k.ptx"), "--arg", "zeros:u64:1", "--arg", "bytes:/nope"]) == 2
+
+
+def test_vm_run_notes_missing_dynamic_shared_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ptx = STRUCT_PTX.replace(".visible .entry", ".extern .shared .align 16 .b8 dyn[];\n.visible .entry")
+    (tmp_path / "k.ptx").write_text(ptx)
+    (tmp_path / "s.bin").write_bytes(bytes(16))
+    argv = ["vm", "run", str(tmp_path / "k.ptx"), "--arg", "zeros:u64:1", "--arg", f"bytes:{tmp_path / 's.bin'}"]
+    assert mmacts_main(argv) == 0
+    assert "declares dynamic (extern) shared memory and --shared-mem is 0" in capsys.readouterr().err
+    assert mmacts_main([*argv, "--shared-mem", "64"]) == 0
+    assert "extern" not in capsys.readouterr().err
