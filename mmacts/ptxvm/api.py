@@ -1,7 +1,8 @@
 """Run any PTX on the VM from Python, the way one runs it on a GPU with CuPy.
 
-Why CuPy's shape: kernel authors already launch hand-written PTX with ``cupy.RawModule(code=ptx)``,
-``get_function(name)`` and ``kernel(grid, block, args, shared_mem=...)``; the same few lines then run on
+Why CuPy's shape: kernel authors already load compiled PTX with ``cupy.RawModule(path="k.ptx")``, then
+``get_function(name)`` and ``kernel(grid, block, args, shared_mem=...)``; the same few lines (``path=`` or the
+PTX text as ``code=``, where CuPy would take CUDA source) then run on
 the VM with no GPU, with a per-thread trace and the VM's checks (bounds, alignment, async hazards,
 deadlocks named by barrier and warp)::
 
