@@ -235,3 +235,10 @@ def test_vm_run_notes_missing_dynamic_shared_memory(tmp_path: Path, capsys: pyte
     assert "declares dynamic (extern) shared memory and --shared-mem is 0" in capsys.readouterr().err
     assert mmacts_main([*argv, "--shared-mem", "64"]) == 0
     assert "extern" not in capsys.readouterr().err
+
+
+def test_raw_module_from_a_path(ptx_file: Path) -> None:
+    mod = api.RawModule(path=str(ptx_file))
+    assert mod.entries == ["scale", "ranks"] and mod.arch == "sm_100a"
+    with pytest.raises(ValueError, match="exactly one of code= and path="):
+        api.RawModule()
