@@ -104,13 +104,18 @@ def parse_arg(spec: str) -> Any:
 
 
 def _threads(text: str) -> tuple[tuple[int, int], ...]:
+    """``CTA:T`` pairs, comma separated; ``CTA:A-B`` names threads A to B of that CTA (a warp: ``0:0-31``)."""
     out = []
     for item in text.split(","):
         c, _, t = item.partition(":")
+        lo, _, hi = t.partition("-")
         try:
-            out.append((int(c), int(t)))
+            cta, first, last = int(c), int(lo), int(hi or lo)
         except ValueError:
-            raise UsageError(f"--threads {text!r}: give CTA:thread pairs, e.g. 0:0,0:32") from None
+            raise UsageError(f"--threads {text!r}: give CTA:thread pairs or ranges, e.g. 0:0,0:32-63") from None
+        if first > last or min(cta, first) < 0:
+            raise UsageError(f"--threads {text!r}: {item!r} is an empty or negative range")
+        out.extend((cta, k) for k in range(first, last + 1))
     return tuple(out)
 
 
@@ -128,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--arg", action="append", default=[], metavar="SPEC", help="a kernel argument, in order "
                    "(u32:5, 5, zeros:f32:256, empty:u32:64x4, arange:f32:256, file:x.npy, bytes:struct.bin)")
     r.add_argument("--trace", action="store_true", help="print every instruction the chosen threads executed")
-    r.add_argument("--threads", default="0:0", help="threads to trace as CTA:thread, comma separated")
+    r.add_argument("--threads", default="0:0", help="threads to trace as CTA:thread or CTA:first-last, comma "
+                   "separated (default 0:0)")
     r.add_argument("--max-lines", type=int, default=4000, help="cap on trace lines (default 4000)")
     r.add_argument("--max-steps", type=int, default=3_000_000, help="scheduler-step budget of the launch")
     r.add_argument("--save", default=None, metavar="DIR", help="also write every buffer as DIR/PARAM.npy")

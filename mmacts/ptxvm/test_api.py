@@ -242,3 +242,14 @@ def test_raw_module_from_a_path(ptx_file: Path) -> None:
     assert mod.entries == ["scale", "ranks"] and mod.arch == "sm_100a"
     with pytest.raises(ValueError, match="exactly one of code= and path="):
         api.RawModule()
+
+
+def test_vm_run_trace_thread_ranges(ptx_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["vm", "run", str(ptx_file), "--entry", "scale", "--block", "32", "--arg", "arange:f32:8",
+            "--arg", "zeros:f32:8", "--arg", "8", "--arg", "3", "--trace"]
+    assert mmacts_main([*argv, "--threads", "0:2-4"]) == 0
+    out = capsys.readouterr().out
+    assert {ln[:12] for ln in out.splitlines() if ln.startswith("[CTA")} == {"[CTA 0 t  2]", "[CTA 0 t  3]",
+                                                                           "[CTA 0 t  4]"}
+    assert mmacts_main([*argv, "--threads", "0:4-2"]) == 2
+    assert "empty or negative range" in capsys.readouterr().err
