@@ -724,8 +724,8 @@ class Machine:
         for key, n in list(self.bar_arrived.items()):  # completed by arrivals alone: no thread waits there
             if n >= self.bar_expect[key]:
                 waiting = (self.status == BLOCKED) & (self.cta == key[0]) & (self.bar_id == key[1])
-                if not waiting.any():
-                    self.bar_arrived[key] = 0
+                if not waiting.any():  # as many phases complete as the count fits; the rest open the next
+                    self.bar_arrived[key] = n % self.bar_expect[key]
 
     def block(self, act: np.ndarray, bar: int, count: int = 0) -> None:
         self.status[act] = BLOCKED
@@ -766,9 +766,10 @@ class Machine:
                     need = expect
                 if need == 0:
                     need = int((live & in_cta).sum())
-                if int(waiting.sum()) + arrived >= need:
-                    if arrived:
-                        self.bar_arrived[key] = 0
+                n_wait = int(waiting.sum())
+                if n_wait + arrived >= need:
+                    if arrived:  # arrivals beyond the count (warps that arrived together) open the next phase
+                        self.bar_arrived[key] = max(0, arrived - max(0, need - n_wait))
                     self._release(waiting)
 
     # ------------------------------------------------------------------------------ warp sync

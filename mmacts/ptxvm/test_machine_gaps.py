@@ -335,3 +335,23 @@ def test_bar_arrive_is_aligned_whole_warps_arrive() -> None:
 def test_b128_parts_must_have_the_part_width() -> None:
     res, _ = _run(_kernel("  mov.b128 %q0, {%rd0, %rd1};\n  mov.b128 {%r1, %r2}, %q0;", B128_REGS))
     assert res.status == "error" and "%r1 is .b32; 2 parts of a .b128 are 64-bit registers" in res.message
+
+
+def test_arrivals_beyond_the_count_open_the_next_phase() -> None:
+    """Warps 0-1 wait at barrier 1 (count 128) twice; warps 2-5 arrive there once, all four together: two
+    warps complete the first phase with the waiters, the other two count towards the second."""
+    body = ("  setp.ge.u32 %p0, %r0, 64;\n  @%p0 bra P;\n  bar.sync 1, 128;\n  bar.sync 1, 128;\n"
+            "  st.global.u32 [%rd3], %r0;\n  bra E;\nP:\n  bar.arrive 1, 128;\nE:")
+    res, dout = _run(_kernel(body), block=192, n=192)
+    assert res.status == "ok", res.message
+    assert (dout.host[:64] == np.arange(64)).all()
+
+
+def test_arrivals_alone_beyond_the_count_carry_over() -> None:
+    """Warps 0-2 arrive at barrier 3 (count 64) together: one phase completes, 32 arrivals open the next,
+    which warp 3 completes by waiting there."""
+    body = ("  setp.ge.u32 %p0, %r0, 96;\n  @%p0 bra C;\n  bar.arrive 3, 64;\n  bra E;\n"
+            "C:\n  bar.sync 3, 64;\n  st.global.u32 [%rd3], %r0;\nE:")
+    res, dout = _run(_kernel(body), block=128, n=128)
+    assert res.status == "ok", res.message
+    assert (dout.host[96:] == np.arange(96, 128)).all()
