@@ -37,7 +37,7 @@ from mmacts.ptxvm.memory import (
     check_aligned,
 )
 from mmacts.ptxvm.parse import Entry, Instr, Module, Operand
-from mmacts.ptxvm.ptxtypes import PtxType, from_bits, ptx_type, to_bits
+from mmacts.ptxvm.ptxtypes import PtxType, from_bits, is_type, ptx_type, to_bits
 
 RUN, BLOCKED, EXITED = 0, 1, 2
 CLUSTER_BARRIER, WARP_SYNC = -2, -3
@@ -55,7 +55,8 @@ SUSPEND_NS = 10_000_000
 
 Handler = Callable[["Machine", Instr, np.ndarray], "bool | None"]
 HANDLERS: dict[str, Handler] = {}
-"""Opcode base (first dotted part, or the first two for ``tcgen05``/``wgmma``/...) -> handler.
+"""Handler name -> handler: an opcode base (``mov``), a dotted prefix (``bar.warp``, ``tcgen05.ld``) or a
+base with a type (``mov.b128``); :func:`handler_names` says which one an instruction gets (most specific).
 A handler executes ``ins`` for the active threads and returns True when it set their PCs."""
 
 
@@ -66,6 +67,19 @@ def handler(*names: str) -> Callable[[Handler], Handler]:
         return fn
 
     return deco
+
+
+def handler_names(parts: tuple[str, ...]) -> list[str]:
+    """The handler names an instruction may be registered under, most specific first: every dotted
+    prefix of the opcode from the longest down to two parts (``bar.warp.sync``, ``bar.warp``), then
+    the base with the opcode's last part where that is a type (``ld.b128``), then the base (``bar``). Why the
+    order matters: looking up the base first sent ``bar.warp.sync`` to the CTA barrier, and every
+    CUTLASS kernel deadlocked (issue 23)."""
+    names = [".".join(parts[:k]) for k in range(len(parts), 1, -1)]
+    if len(parts) > 2 and is_type(parts[-1]):  # a type only: "barrier.cluster.arrive" is no "barrier.arrive"
+        names.append(f"{parts[0]}.{parts[-1]}")
+    names.append(parts[0])
+    return names
 
 
 @dataclass
@@ -143,7 +157,20 @@ class Machine:
         for name, decl in self.entry.regs.items():
             ty = ptx_type(decl.type)
             self.reg_types[name] = ty
-            self.regs[name] = np.zeros(T, dtype=ty.udtype)
+            # a .b128 register: two little-endian 64-bit words per thread (numpy has no 128-bit integer)
+            wide = ty.bits == 128
+            self.regs[name] = np.zeros((T, 2) if wide else T, dtype=np.uint64 if wide else ty.udtype)
+        self.bar_arrived: dict[tuple[int, int], int] = {}
+        """(chunk CTA, barrier id) -> threads that arrived there with ``bar.arrive`` in its current phase."""
+        self.bar_expect: dict[tuple[int, int], int] = {}
+        """(chunk CTA, barrier id) -> the thread count those ``bar.arrive`` gave."""
+        self.spin_addr = np.full(T, -1, dtype=np.int64)
+        """Per thread, the shared::cta address of the mbarrier its last failing wait polled (-1: none)."""
+        self.spin_line = np.zeros(T, dtype=np.int64)
+        """Per thread, the code index of the instruction its last failing wait was."""
+        self.time_read = False
+        """A time source (``%globaltimer``, ``%clock``) was read since the last suspension."""
+        self._spin_seen: tuple[Any, Any] | None = None
         # shared memory: module-level variables first, then the entry's, then the dynamic array
         self.shared_layout = SharedLayout.build([*self.module.variables, *self.entry.shared])
         self.smem_size = self.shared_layout.dynamic_offset + self.cfg.shared_dynamic
@@ -218,6 +245,8 @@ class Machine:
             return np.full(n, self.cluster_size, dtype=np.uint32)
         if base == "%is_explicit_cluster":
             return np.full(n, "explicitcluster" in self.entry.directives, dtype=bool)
+        if base in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%clock", "%clock64"):
+            self.time_read = True
         if base in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
             v = np.full(n, self.vtime + self.steps * STEP_NS, dtype=np.uint64)
             if base.endswith("_lo"):
@@ -293,12 +322,17 @@ class Machine:
     def read(self, op: Operand, ty: PtxType, act: np.ndarray) -> np.ndarray:
         """Operand value as ``ty`` values (numpy dtype ``ty.dtype``) for the active threads."""
         n = len(act)
+        if ty.bits == 128:
+            raise VmUnsupported(f".b128 operand {op}: the VM implements .b128 for mov, ld and st only")
         if op.kind == "reg":
             if self.is_special(op.name):
                 v = self.special(op.name, act)
                 return _convert_int(v, ty)
             bits = self.reg_bits(op.name, act)
             rty = self.reg_types[op.name]
+            if rty.bits == 128:
+                raise VmUnsupported(f".b128 register {op.name} read as .{ty.name}: the VM implements .b128 "
+                                    f"registers for mov, ld and st only")
             if ty.kind == "pred" or rty.kind == "pred":
                 if not (ty.kind == rty.kind == "pred"):
                     raise VmError(f"register {op.name} (.{rty.name}) used as .{ty.name}")
@@ -335,6 +369,9 @@ class Machine:
         if op.name not in self.regs:
             raise VmError(f"write to undeclared or read-only register {op.name}")
         rty = self.reg_types[op.name]
+        if rty.bits == 128 or ty.bits == 128:
+            raise VmUnsupported(f".b128 register {op.name} written as .{ty.name}: the VM implements .b128 "
+                                f"registers for mov, ld and st only")
         n = len(act)
         sel = slice(int(act[0]), int(act[0]) + n) if n and int(act[-1]) - int(act[0]) + 1 == n else act
         if rty.kind == "pred":
@@ -504,10 +541,11 @@ class Machine:
 
     # ------------------------------------------------------------------------------ scheduling
     def _handler_of(self, ins: Instr) -> Handler:
-        fn = HANDLERS.get(ins.base) or HANDLERS.get(".".join(ins.parts[:2]))
-        if fn is None:
-            raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
-        return fn
+        for name in handler_names(ins.parts):
+            fn = HANDLERS.get(name)
+            if fn is not None:
+                return fn
+        raise VmUnsupported(f"instruction {ins.opcode} is not implemented by the VM ({ins.where()})")
 
     def run(self) -> None:
         code = self.code
@@ -528,6 +566,7 @@ class Machine:
                 if other.any():
                     runnable = other
                 else:  # nobody else can run: the waiters sleep (virtual time passes), then poll again
+                    self._check_spin_cycle()
                     self.vtime += SUSPEND_NS
                     self.spin_pc = None
             minpc = int(pcs[runnable].min())
@@ -539,41 +578,154 @@ class Machine:
             self.steps += 1
             if self.steps > self.max_steps:
                 raise VmTimeout(f"step budget of {self.max_steps} exhausted at {self.where(ins, act)}")
-            if ins.guard is not None:
-                g = self.reg_bits(ins.guard, act)
-                if ins.guard_neg:
-                    g = ~g
-                skip = act[~g]
-                self.pc[skip] += 1
-                act = act[g]
-                if not len(act):
-                    continue
-            fn = fns[minpc]
-            if fn is None:
-                fn = fns[minpc] = self._handler_of(ins)
-            self.thread_instructions += len(act)
-            if self.trace is not None:
-                self.trace.before(self, ins, act)
-            try:
+            try:  # every error, the guard's and the lookup's included, names the instruction, CTA and thread
+                if ins.guard is not None:
+                    g = self.reg_bits(ins.guard, act)
+                    if ins.guard_neg:
+                        g = ~g
+                    skip = act[~g]
+                    self.pc[skip] += 1
+                    act = act[g]
+                    if not len(act):
+                        continue
+                fn = fns[minpc]
+                if fn is None:
+                    fn = fns[minpc] = self._handler_of(ins)
+                self.thread_instructions += len(act)
+                if self.trace is not None:
+                    self.trace.before(self, ins, act)
                 moved = fn(self, ins, act)
+                if not moved:
+                    self.pc[act] += 1
+                if self.trace is not None:
+                    self.trace.after(self, ins, act)
             except VmError as exc:
-                if "@thread" in str(exc):
-                    msg, _, i = str(exc).rpartition("@thread")
-                    raise type(exc)(f"{msg} at {self.where(ins, act, int(i))}") from None
-                if ins.where() in str(exc):
-                    raise
-                raise type(exc)(f"{exc} at {self.where(ins, act)}") from None
-            if not moved:
-                self.pc[act] += 1
-            if self.trace is not None:
-                self.trace.after(self, ins, act)
+                raise self._located(exc, ins, act) from None
+            except Exception as exc:  # noqa: BLE001 -- a VM bug: still one line naming the instruction
+                raise VmError(f"VM internal error ({type(exc).__name__}: {exc}) at {self.where(ins, act)}") from exc
+
+    def _located(self, exc: VmError, ins: Instr, act: np.ndarray) -> VmError:
+        """``exc`` naming the instruction, the CTA and the thread: a handler marks the culprit's index in
+        ``act`` with ``@thread<i>``; otherwise the first thread of ``act`` is named."""
+        s = str(exc)
+        if "@thread" in s:
+            msg, _, i = s.rpartition("@thread")
+            return type(exc)(f"{msg} at {self.where(ins, act, int(i))}")
+        if ins.where() in s:
+            if "[CTA " in s or not len(act):
+                return exc
+            t = int(act[0])
+            return type(exc)(f"{s} [CTA {int(self.ctas[self.cta[t]])}, thread {int(self.tid[t])}]")
+        return type(exc)(f"{s} at {self.where(ins, act)}")
 
     def spin(self, threads: np.ndarray) -> None:
         """``threads`` polled something that is not ready (a failing ``mbarrier.try_wait``): they
-        yield until no other thread can run, then virtual time advances by :data:`SUSPEND_NS`."""
+        yield until no other thread can run, then virtual time advances by :data:`SUSPEND_NS`. What
+        they polled is kept for the deadlock report (:meth:`_check_spin_cycle`)."""
         if self.spin_pc is None:
             self.spin_pc = np.zeros(self.T, dtype=bool)
         self.spin_pc[threads] = True
+        if not len(threads):
+            return
+        pc = int(self.pc[threads[0]])
+        self.spin_line[threads] = pc
+        ins = self.code[pc] if pc < len(self.code) else None
+        if ins is not None and ins.base == "mbarrier" and len(ins.operands) > 1 and ins.operands[1].kind == "addr":
+            self.spin_addr[threads] = self.address(ins.operands[1], threads).astype(np.int64)
+        else:
+            self.spin_addr[threads] = -1
+
+    # ------------------------------------------------------------------------------ spin deadlock
+    def _check_spin_cycle(self) -> None:
+        """Called when every runnable thread spins on a wait that failed. If the machine is in the same
+        state as at the previous such point (program counters, registers, memory, mbarriers, barriers)
+        and no thread read a time source in between, the scheduler is deterministic, so it will cycle
+        forever: a deadlock, reported now naming the mbarriers and the waiting warps, rather than after
+        the step budget (minutes). A bounded wait reads ``%globaltimer``, so it is never taken for one."""
+        if self.time_read:
+            self.time_read = False
+            self._spin_seen = None
+            return
+        cheap = self._cheap_state()
+        prev = self._spin_seen
+        if prev is None or prev[0] != cheap:
+            self._spin_seen = (cheap, None)
+            return
+        full = self._full_state()
+        if prev[1] is None:
+            self._spin_seen = (cheap, full)
+            return
+        if prev[1] == full:
+            self.spin_deadlock()
+        self._spin_seen = (cheap, full)
+
+    def _cheap_state(self) -> tuple[Any, ...]:
+        mbs = tuple(sorted((k, (v.expected, v.pending, v.phase, v.tx)) for k, v in self.mbarriers.items()))
+        return (self.pc.tobytes(), self.status.tobytes(), self.bar_id.tobytes(), mbs,
+                tuple(sorted(self.bar_arrived.items())), self.cl_arrive.tobytes(), self.cl_wait.tobytes())
+
+    def _full_state(self) -> bytes:
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=32)
+        for name in sorted(self.regs):
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(self.regs[name]).tobytes())
+        h.update(self.smem.tobytes())
+        if self.lmem is not None:
+            h.update(self.lmem.tobytes())
+        for b in self.gmem.buffers:
+            h.update(np.ascontiguousarray(b.host).view(np.uint8).tobytes())
+        return h.digest()
+
+    def spin_deadlock(self) -> None:
+        """Raise the deadlock of :meth:`_check_spin_cycle`: per mbarrier polled, its CTA, address, phase
+        and what it still waits for, and the warps (with one thread) that poll it."""
+        spinning = np.flatnonzero((self.status == RUN) & (self.spin_pc if self.spin_pc is not None
+                                                          else np.zeros(self.T, dtype=bool)))
+        groups: dict[tuple[int, int, int], list[int]] = {}
+        for t in spinning:
+            groups.setdefault((int(self.cta[t]), int(self.spin_addr[t]), int(self.spin_line[t])), []).append(int(t))
+        parts = []
+        for (c, addr, pc), ts in sorted(groups.items()):
+            warps = sorted({int(self.warp[t]) for t in ts})
+            ins = self.code[pc]
+            who = (f"CTA {self.ctas[c]} warp{'s' if len(warps) > 1 else ''} {_ranges(warps)} "
+                   f"({len(ts)} threads, e.g. thread {int(self.tid[ts[0]])})")
+            if addr >= 0:
+                mb = self.mbarriers.get((c, addr))
+                st = (f"phase {mb.phase}, {mb.pending} of {mb.expected} arrivals and {mb.tx} tx bytes pending"
+                      if mb is not None else "not initialised")
+                parts.append(f"{who} poll the mbarrier at shared::cta {addr:#x} of CTA {self.ctas[c]} ({st}) "
+                             f"in {ins.opcode} (line {ins.line})")
+            else:
+                parts.append(f"{who} spin in {ins.opcode} (line {ins.line})")
+        blocked = np.flatnonzero(self.status == BLOCKED)
+        if len(blocked):
+            t = int(blocked[0])
+            parts.append(f"{len(blocked)} threads wait at barriers (e.g. CTA {self.ctas[self.cta[t]]} thread "
+                         f"{int(self.tid[t])} at line {self.code[int(self.pc[t])].line})")
+        raise VmTimeout("deadlock: every live thread waits and nothing can change what it waits for: "
+                        + "; ".join(parts))
+
+    # ------------------------------------------------------------------------------ named barriers
+    def bar_arrive(self, act: np.ndarray, bar: int, count: int) -> None:
+        """``bar.arrive``: ``act`` arrive at barrier ``bar`` of their CTAs (completing at ``count``
+        threads) without waiting; a barrier that completes releases its waiters and starts over."""
+        for c in np.unique(self.cta[act]):
+            key = (int(c), bar)
+            expect = self.bar_expect.get(key)
+            if expect is not None and expect != count and self.bar_arrived.get(key, 0):
+                raise VmError(f"bar.arrive at barrier {bar} with thread count {count}, but {expect} was given "
+                              f"for this phase (CTA {self.ctas[int(c)]})")
+            self.bar_expect[key] = count
+            self.bar_arrived[key] = self.bar_arrived.get(key, 0) + int((self.cta[act] == c).sum())
+        self._release_barriers()
+        for key, n in list(self.bar_arrived.items()):  # completed by arrivals alone: no thread waits there
+            if n >= self.bar_expect[key]:
+                waiting = (self.status == BLOCKED) & (self.cta == key[0]) & (self.bar_id == key[1])
+                if not waiting.any():  # as many phases complete as the count fits; the rest open the next
+                    self.bar_arrived[key] = n % self.bar_expect[key]
 
     def block(self, act: np.ndarray, bar: int, count: int = 0) -> None:
         self.status[act] = BLOCKED
@@ -602,10 +754,22 @@ class Machine:
                         self.cl_wait[rel] += 1
                         self._release(rel)
                     continue
-                need = self.bar_count[waiting].max()
+                need = int(self.bar_count[waiting].max())
+                key = (int(c), int(b))
+                arrived = self.bar_arrived.get(key, 0)
+                if arrived:
+                    expect = self.bar_expect[key]
+                    if need and need != expect:
+                        t = int(np.flatnonzero(waiting)[0])
+                        raise VmError(f"barrier {int(b)} of CTA {self.ctas[int(c)]}: bar.sync by thread "
+                                      f"{int(self.tid[t])} gives thread count {need}, bar.arrive gave {expect}")
+                    need = expect
                 if need == 0:
                     need = int((live & in_cta).sum())
-                if waiting.sum() >= need:
+                n_wait = int(waiting.sum())
+                if n_wait + arrived >= need:
+                    if arrived:  # arrivals beyond the count (warps that arrived together) open the next phase
+                        self.bar_arrived[key] = max(0, arrived - max(0, need - n_wait))
                     self._release(waiting)
 
     # ------------------------------------------------------------------------------ warp sync
@@ -673,18 +837,28 @@ class Machine:
         self.pc[idx] += 1
 
     def deadlock(self) -> None:
+        """Nothing can run and threads are blocked: name, for the first CTA with blocked threads, every
+        barrier they wait at (threads, warps, first thread, line, arrivals by ``bar.arrive``)."""
         blocked = np.flatnonzero(self.status == BLOCKED)
-        t = int(blocked[0])
-        c = int(self.cta[t])
-        ins = self.code[int(self.pc[t])]
+        c = int(self.cta[int(blocked[0])])
         in_cta = self.cta == c
-        n_block = int((in_cta & (self.status == BLOCKED)).sum())
         n_exit = int((in_cta & (self.status == EXITED)).sum())
-        what = {CLUSTER_BARRIER: "barrier.cluster.wait",
-                WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
-            int(self.bar_id[t]), f"barrier {int(self.bar_id[t])}")
-        raise VmTimeout(f"deadlock: {n_block} threads of CTA {self.ctas[c]} wait at {what} ({ins.where()}), "
-                        f"{n_exit} exited, none can arrive")
+        mine = np.flatnonzero(in_cta & (self.status == BLOCKED))
+        groups: dict[tuple[int, int], list[int]] = {}
+        for t in mine:
+            groups.setdefault((int(self.bar_id[t]), int(self.pc[t])), []).append(int(t))
+        parts = []
+        for (b, pc), ts in sorted(groups.items(), key=lambda kv: kv[1][0]):
+            t = ts[0]
+            what = {CLUSTER_BARRIER: "barrier.cluster.wait",
+                    WARP_SYNC: f"a warp-sync instruction for membermask {int(self.sync_mask[t]):#010x}"}.get(
+                b, f"barrier {b}")
+            arrived = self.bar_arrived.get((c, b), 0)
+            extra = f" ({arrived} arrived with bar.arrive)" if arrived else ""
+            warps = sorted({int(self.warp[x]) for x in ts})
+            parts.append(f"{len(ts)} threads (warp{'s' if len(warps) > 1 else ''} {_ranges(warps)}; first thread "
+                         f"{int(self.tid[t])}) wait at {what}{extra} ({self.code[pc].where()})")
+        raise VmTimeout(f"deadlock in CTA {self.ctas[c]}: " + "; ".join(parts) + f"; {n_exit} exited, none can arrive")
 
     def check_converged(self, ins: Instr, act: np.ndarray, width: int = 32) -> None:
         """``.sync.aligned`` warp (or warpgroup, width 128) collectives: every live thread of each
@@ -715,6 +889,19 @@ class Machine:
             self._group_cache[width] = got
         return got
 
+def _ranges(xs: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5``: warp lists in one short line."""
+    out: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 def _convert_int(v: np.ndarray, ty: PtxType) -> np.ndarray:
     if ty.kind == "f":
         raise VmError("special register read as a float")
@@ -742,3 +929,7 @@ def _resize(bits: np.ndarray, src: PtxType, dst: PtxType) -> np.ndarray:
 
 def values_of(bits: np.ndarray, ty: PtxType) -> np.ndarray:
     return from_bits(bits, ty)
+
+
+# instruction families implemented beside the machine (b128, named barriers, hints): registered on import
+from mmacts.ptxvm import ops_system  # noqa: E402,F401

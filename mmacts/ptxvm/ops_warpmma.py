@@ -42,6 +42,16 @@ def _uniform_per_group(vals: np.ndarray, nw: int, what: str, ins: Instr) -> np.n
     return v[:, 0]
 
 
+def _one(op: Operand, ins: Instr) -> Operand:
+    """A scale-factor operand: a register, or the same register in braces (``{%r}``, as CUTLASS and the
+    suite's ``brace_scale`` spell it); a brace of several is not one scale-factor register."""
+    if op.kind != "vec":
+        return op
+    if len(op.items) != 1:
+        raise VmError(f"{ins.opcode}: a scale-factor operand is one register, not {op}")
+    return op.items[0]
+
+
 @handler("mma")
 def _mma_sync(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if not ins.has("sync") or not ins.has("aligned"):
@@ -62,8 +72,8 @@ def _mma_sync(m: Machine, ins: Instr, act: np.ndarray) -> None:
     kw: dict = {}
     groups = [(np.arange(nw), (0, 0), (0, 0))]
     if len(ops) > 4:  # block_scale: scale-a, {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}
-        sfa = m.read(ops[4], U32, act).reshape(nw, 32)
-        sfb = m.read(ops[6], U32, act).reshape(nw, 32)
+        sfa = m.read(_one(ops[4], ins), U32, act).reshape(nw, 32)
+        sfb = m.read(_one(ops[6], ins), U32, act).reshape(nw, 32)
         sel = [_uniform_per_group(m.read(x, U16, act).astype(np.int64), nw, "a selector", ins)
                for x in (*ops[5].items, *ops[7].items)]
         key = sel[0] * 1_000_000 + sel[1] * 10_000 + sel[2] * 100 + sel[3]

@@ -26,7 +26,8 @@ class Operand:
 
     ``kind``: ``reg`` (``name``; ``neg`` for ``!%p``), ``imm`` (``value`` int), ``fimm``
     (``value`` = raw bits, ``bits`` = 32/64), ``sym`` (a variable or label name), ``addr``
-    (``base`` operand or None + ``offset``), ``vec`` (``items``), ``sink`` (``_``).
+    (``base`` operand or None + ``offset``; ``[tmap, {c0, c1}]`` keeps the coordinates in ``items``), ``vec``
+    (``items``), ``sink`` (``_``).
     """
 
     kind: str
@@ -51,7 +52,7 @@ class Operand:
             inner = str(self.base) if self.base is not None else ""
             if self.offset:
                 inner = f"{inner}+{self.offset}" if inner else str(self.offset)
-            return f"[{inner}]"
+            return "[" + ", ".join([inner, *(str(i) for i in self.items)]) + "]"
         if self.kind == "vec":
             return "{" + ", ".join(str(i) for i in self.items) + "}"
         return "_"
@@ -300,6 +301,8 @@ def _split_operands(s: str) -> list[str]:
             cur.append(ch)
     if "".join(cur).strip():
         out.append("".join(cur).strip())
+    if depth:  # an unbalanced '{' / '[' would shift every later operand: refused, never guessed
+        raise VmUnsupported(f"unbalanced braces or brackets in operands {s!r}")
     return out
 
 
@@ -326,10 +329,18 @@ def parse_operand(tok: str, line: int) -> Operand:
     if tok == "_":
         return Operand("sink")
     if tok.startswith("{"):
+        if not tok.endswith("}"):
+            raise VmUnsupported(f"line {line}: cannot parse vector operand {tok!r}")
         items = tuple(parse_operand(x, line) for x in _split_operands(tok[1:-1]))
         return Operand("vec", items=items)
     if tok.startswith("["):
+        if not tok.endswith("]"):
+            raise VmUnsupported(f"line {line}: cannot parse address operand {tok!r}")
         inner = tok[1:-1].strip()
+        parts = _split_operands(inner)
+        if len(parts) > 1:  # "[tmap, {c0, c1}]" (bulk tensor copies): the base, then the coordinates in items
+            return Operand("addr", base=parse_operand(parts[0], line),
+                           items=tuple(parse_operand(x, line) for x in parts[1:]))
         m = re.match(r"^(.*?)\s*([+-])\s*(0[xX][0-9a-fA-F]+|\d+)$", inner)
         off = 0
         if m and m.group(1):
@@ -478,6 +489,9 @@ def _parse_decl(entry: Entry, stmt: str, line: int) -> None:
     raise VmUnsupported(f"line {line}: unsupported declaration {stmt!r}")
 
 
+_OPCODE_RE = re.compile(r"^([^\s{\[]+)\s*(.*)$", re.S)
+
+
 def _parse_instr(stmt: str, line: int) -> Instr:
     guard = None
     neg = False
@@ -488,8 +502,12 @@ def _parse_instr(stmt: str, line: int) -> Instr:
         if g.startswith("!"):
             neg, g = True, g[1:]
         guard = g
-    parts = s.split(None, 1)
-    opcode = parts[0]
+    # the opcode ends at the first blank, '{' or '[': "ld.v2.b32{%r1, %r2}, [%r3]" has no blank after it
+    om = _OPCODE_RE.match(s)
+    if om is None:
+        raise VmUnsupported(f"line {line}: cannot parse instruction {s!r}")
+    opcode = om.group(1)
+    parts = [opcode, om.group(2)] if om.group(2) else [opcode]
     ops = tuple(parse_operand(o, line) for o in _split_operands(parts[1])) if len(parts) > 1 else ()
     # setp/other "p|q" destination pairs
     if len(parts) > 1 and "|" in parts[1].split(",")[0]:
@@ -497,4 +515,7 @@ def _parse_instr(stmt: str, line: int) -> Instr:
         a, b = first.split("|")
         ops = (Operand("vec", items=(parse_operand(a, line), parse_operand(b, line))),
                *(parse_operand(o, line) for o in rest))
-    return Instr(opcode, tuple(opcode.split(".")), ops, guard, neg, line, " ".join(stmt.split()))
+    # the text as written, with one blank after the opcode: what re-reads the operands from it (the bulk
+    # tensor copies split it at the first blank) then sees the same text for "op{..}" and "op {..}"
+    text = (f"@{'!' if neg else ''}{guard} " if guard else "") + opcode + (f" {parts[1]}" if len(parts) > 1 else "")
+    return Instr(opcode, tuple(opcode.split(".")), ops, guard, neg, line, text)

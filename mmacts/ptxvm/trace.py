@@ -69,6 +69,8 @@ def _describe(m: Any, o: Operand, t: int, seen: set[str], tcgen: bool) -> list[s
         ty = m.reg_types[o.name]
         if ty.kind == "pred":
             return [f"{o.name}={bool(v)}"]
+        if ty.bits == 128:  # two little-endian 64-bit words
+            return [f"{o.name}=0x{int(v[1]):016x}{int(v[0]):016x}"]
         width = ty.bits // 4
         s = f"{o.name}=0x{int(v):0{width}x}"
         if ty.kind == "f" and ty.bits == 32:
