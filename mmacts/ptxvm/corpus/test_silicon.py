@@ -27,9 +27,19 @@ def _mark(rec: R.CorpusRecord):
     return pytest.param(rec, marks=marks, id=f"{rec.record}/{rec.name}")
 
 
+REFUSED: dict[str, str] = {
+    "float_f32": "neg.f32 of a NaN",
+}
+"""Corpus kernels the VM now refuses by name, with the refusal's text: silicon answered, but the fuzz
+records showed the answer depends on the instruction ptxas picks (AMB-FUZZ-NEG-ABS-NAN)."""
+
+
 @pytest.mark.parametrize("rec", [_mark(r) for r in CORPUS])
 def test_corpus_kernel_on_vm_matches_silicon(rec: R.CorpusRecord) -> None:
     msg = R.compare_corpus(rec)
+    if rec.name in REFUSED:
+        assert "PTX VM unsupported" in msg and REFUSED[rec.name] in msg, msg
+        return
     assert not msg, msg
 
 
