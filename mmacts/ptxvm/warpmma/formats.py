@@ -110,7 +110,11 @@ def decode_scale(codes: np.ndarray, stype: str, reading: str = "nan") -> np.ndar
 
 
 def f32_from_bits(bits: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(bits, dtype=np.uint32)).view(np.float32).astype(np.float64)
+    """f32 bit patterns -> float64. A signalling NaN (e.g. 0x7F800001) stays a NaN; the widening cast
+    raises the IEEE invalid flag on it (numpy's RuntimeWarning), which is not an error here."""
+    f = np.ascontiguousarray(np.asarray(bits, dtype=np.uint32)).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        return f.astype(np.float64)
 
 
 def f16_from_bits(bits: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ from functools import cache
 
 import numpy as np
 
+from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.warpmma import formats as fm
 from mmacts.ptxvm.warpmma import numerics
 
@@ -350,4 +351,31 @@ def execute_mma_sync(q: MmaSyncForm | str, a: np.ndarray, b: np.ndarray, c: np.n
         d = numerics.dot(mdl, av, bv, cv, out, (form.atype, form.btype), sav, sbv)
     else:
         d = numerics.dot(mdl, av, bv, cv, out, (form.atype, form.btype))
+        if out == "fp16":
+            d = _f16_infinities(form, arch, mdl, av, bv, cv, d, lead)
     return write_d(form, d.reshape(lead + (M, N)))
+
+
+def _f16_infinities(form: MmaSyncForm, arch: str, mdl: str | object, av: np.ndarray, bv: np.ndarray,
+                    cv: np.ndarray, d: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
+    """An f16 accumulation's infinities as silicon treats them (:func:`numerics.ieee_nan`): a block
+    that overflows to +-Inf meets an opposite infinity as NaN. Where the record decides it
+    (``numerics.F16_INF_RULE_DECIDED``) those elements become NaN; elsewhere a D element where this
+    reading and the model's input-only pre-check differ is refused, naming it and the deciding probe."""
+    nan = numerics.ieee_nan(mdl, av, bv, cv, "fp16", (form.atype, form.btype))
+    differ = nan != np.isnan(d)
+    if not differ.any():
+        return d
+    name = mdl if isinstance(mdl, str) else getattr(mdl, "name", str(mdl))
+    fam = numerics.arch_family(arch)
+    i = int(np.flatnonzero(differ)[0])
+    *w, row, col = (int(x) for x in np.unravel_index(i, lead + (M, N)))
+    where = f"D({row}, {col})" + (f" of warp {w[0] if len(w) == 1 else tuple(w)}" if w else "")
+    if np.any(np.isnan(d) & ~nan):  # the pre-check's NaNs are IEEE NaNs too: never expected
+        raise VmError(f"mma.sync {form.dtype} on {arch}: {where}: the model's NaN is not a NaN of its IEEE blocks")
+    if (form.path, fam, name) in numerics.F16_INF_RULE_DECIDED:
+        return np.where(nan, np.nan, d)
+    raise VmUnsupported(
+        f"mma.sync {form.dtype}.{form.atype}.{form.btype}.{form.ctype} on {arch} (model {name}): {where}: an f16 "
+        f"block overflows to +-Inf against an opposite infinity, and whether that gives NaN (H100 silicon) "
+        f"or +-Inf is not decided for {fam} (AMB-MMASYNC-F16-OVERFLOW-INF); probe: {numerics.F16_INF_PROBE}")

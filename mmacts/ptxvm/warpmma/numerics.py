@@ -36,9 +36,19 @@ wgmma bf16                 sm_90        :data:`H100_BF16_FP32`: the H100 fp16/bf
                                         (WMMA) path, NOT on wgmma; the hopper_validation bf16
                                         cases are exact data, where every model agrees
 =========================  ===========  ===================================================
+
+Infinities in an f16-accumulator mma.sync (:func:`ieee_nan`): the model's NaN/Inf pre-check reads
+only the inputs (products and C). Silicon (H100, ``validation/fuzz-tc/h100-2026-11-25``) treats
+every block of the lowering as an IEEE operation on f16 values instead: a block result that
+overflows to +-Inf is an infinity like any other, so it meets an opposite infinity (a product,
+C, a later block) as NaN, 0x7FFF (register AMB-MMASYNC-F16-OVERFLOW-INF). Applied where the record
+decides it (:data:`F16_INF_RULE_DECIDED`); elsewhere a D element where the two readings differ is
+refused (``VmUnsupported``) rather than guessed.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -93,3 +103,53 @@ def dot(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray
         scale_b: np.ndarray | None = None) -> np.ndarray:
     """Row-wise d = a.b + c (V, K) -> (V,) float64 through ``reference.numeric_model.dot``."""
     return nm.dot(model, a, b, c, out, in_format=in_format, scale_a=scale_a, scale_b=scale_b)
+
+
+F16_INF_RULE_DECIDED: dict[tuple[str, str, str], str] = {
+    ("mma_sync.fp8", "sm_90", "hmma_fp8_emulation"):
+        "validation/fuzz-tc/h100-2026-11-25: all 26112 f16 D elements of its 46 f16 mma.sync launches",
+}
+"""(path, arch family, model name) -> the silicon record that decides the f16 infinity rule there."""
+
+F16_INF_PROBE = ("record the fuzz_tc mma.sync f16 launches on that GPU (python -m mmacts.fuzz_tc build; "
+                 "bash mmacts/fuzz_tc/device.sh; python -m mmacts.fuzz_tc store) and replay them")
+"""The probe that decides the rule on a path :data:`F16_INF_RULE_DECIDED` does not list."""
+
+
+def ieee_nan(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: str,
+             in_format: tuple[str, str]) -> np.ndarray:
+    """(V,) bool: where d = a.b + c is NaN when each block of ``model`` is an IEEE operation.
+
+    The blocks run in the model's order (``nm.block_order``), each one ``acc + sum(products)`` on
+    the incoming accumulator: NaN if a product or acc is NaN or +Inf meets -Inf among them; else +-Inf
+    if one is infinite; else the model's finite block (rounded to ``out``; an overflow gives +-Inf,
+    which the next block then meets as an infinity). ``c_placement == "last"``: acc starts at 0 and C
+    is added at the end under the same rule; ``aligned``: acc starts at C. ``a``/``b`` (V, K), ``c`` (V,)
+    exact in their formats (no block scales).
+    """
+    params = nm.MODELS[model] if isinstance(model, str) else model
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    k = a.shape[-1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        prods = a * b  # exact for fp8 x fp8; Inf x 0 is NaN
+    one = params if params.exact else dataclasses.replace(params, fma=k, blocks="contiguous",
+                                                          c_placement="aligned")
+    last = params.c_placement == "last" and not params.exact
+    acc = np.zeros(c.shape) if last else c.copy()
+    for idx in nm.block_order(k, params):
+        p = prods[:, idx]
+        fin = np.isfinite(p)
+        nan = np.isnan(p).any(axis=1) | np.isnan(acc)
+        pos = np.isposinf(p).any(axis=1) | np.isposinf(acc)
+        neg = np.isneginf(p).any(axis=1) | np.isneginf(acc)
+        # the finite block on what is finite (zeroed pairs add nothing; the result is only used where
+        # nothing above is special)
+        r = nm.dot(one, np.where(fin, a[:, idx], 0.0), np.where(fin, b[:, idx], 0.0),
+                   np.where(np.isfinite(acc), acc, 0.0), out, in_format=in_format)
+        acc = np.where(nan | (pos & neg), np.nan, np.where(pos, np.inf, np.where(neg, -np.inf, r)))
+    if last:
+        return np.isnan(acc) | np.isnan(c) | (np.isposinf(acc) & np.isneginf(c)) | (
+            np.isneginf(acc) & np.isposinf(c))
+    return np.isnan(acc)

@@ -72,3 +72,15 @@ def test_non_test_modules_are_independent_of_the_encoders():
             for name in names:
                 bad = [f for f in FORBIDDEN if name == f or name.startswith(f + ".")]
                 assert not bad, f"{path.name} imports {name}"
+
+
+def test_f32_from_bits_signalling_nan_is_nan_without_a_warning():
+    """A C operand holding a signalling NaN (the fuzz draws 0x7F800001, 0x7FA5A5A5) decodes to NaN silently:
+    the widening cast raises the IEEE invalid flag, which numpy turned into a RuntimeWarning (formats.py)."""
+    import warnings
+
+    words = np.array([0x7F800001, 0x7FA5A5A5, 0xFFFFFFFF, 0x7FC00000, 0x3F800000, 0xFF800000], np.uint32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fm.f32_from_bits(words)
+    assert np.isnan(got[:4]).all() and got[4] == 1.0 and got[5] == -np.inf
