@@ -184,9 +184,21 @@ def child_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+_HELD: dict = {}
+"""This command's run: ``run_dir`` (once known) and ``lock`` (its :class:`~mmacts.runner.runlock.RunLock`)."""
+
+
 def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """Start a test process (the one place a run starts pytest: tests replace it)."""
-    return subprocess.Popen(argv, cwd=REPO_ROOT, env=env)
+    """Start a test process (the one place a run starts pytest: tests replace it). It inherits the
+    run's lock (held while it lives) and dies with this process (``mmacts.runner.lifeline``)."""
+    from mmacts.runner.lifeline import PARENT_ENV
+
+    lock = _HELD.get("lock")
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=dict(env, **{PARENT_ENV: str(os.getpid())}),
+                            pass_fds=lock.inheritable_fd() if lock else ())
+    if lock:
+        lock.note_child(proc.pid)
+    return proc
 
 
 def _call(argv: list[str], env: dict[str, str]) -> int:
@@ -211,7 +223,68 @@ def _warm_reports() -> None:
         pass
 
 
+INTERRUPTED = 130
+"""Exit status of an interrupted run (128 + SIGINT, what a shell reports)."""
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """``mmacts run``: the run itself is :func:`_run`; here the run directory's lock is given back
+    however it ends, and an interrupt says where the partial run is and how to complete it."""
+    _HELD.clear()
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        run_dir = _HELD.get("run_dir")
+        where = (f"; partial results kept in {run_dir}; resume with: mmacts run --resume {run_dir}"
+                 if run_dir is not None and run_dir.is_dir() else "")
+        print(f"mmacts: interrupted{where}", file=sys.stderr)
+        return INTERRUPTED
+    finally:
+        lock = _HELD.pop("lock", None)
+        if lock is not None:
+            lock.release()
+
+
+def _lock(run_dir: Path, command: list[str]) -> None:
+    """Own ``run_dir`` for this command (one line, exit 2, when a live process owns it)."""
+    from mmacts.runner.runlock import RunLock, RunLocked
+
+    try:
+        _HELD["lock"] = RunLock(run_dir).acquire(command)
+    except RunLocked as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
+    _HELD["run_dir"] = run_dir
+
+
+def _check_resume_options(args: argparse.Namespace, opts: dict, run_dir: Path) -> None:
+    """``--resume`` completes a run as it was started: an option that would change its cases is
+    refused (one line), one that repeats the run's own value is honoured (it changes nothing)."""
+    ours = {"--suite": (",".join(args.suite) if args.suite else None, ",".join(opts.get("suites") or []) or None),
+            "-k": (args.k, opts.get("k")),
+            "--shard": (args.shard, opts.get("shard")),
+            "--rows": (",".join(args.rows) if args.rows else None, ",".join(opts.get("rows") or []) or None),
+            "--arch": (",".join(args.arch) if args.arch else None, ",".join(opts.get("arch") or []) or None),
+            "--expectations": (str(Path(args.expectations).resolve()) if args.expectations else None,
+                               opts.get("expectations")),
+            "--retries": (args.retries or None, opts.get("retries") or None),
+            "--out": (args.out, None)}
+    for flag, default in (("--level", "standard"), ("--backend", "auto")):
+        given = getattr(args, flag[2:])
+        ours[flag] = (given if given != default else None, opts.get(flag[2:]))
+    for flag, (given, stored) in ours.items():
+        if given is None or given == stored or (flag in ("--suite", "--rows", "--arch") and _same_list(given, stored)):
+            continue
+        shown = " ".join(stored) if isinstance(stored, list) else stored
+        raise UsageError(f"--resume completes {run_dir} as it was started ({flag} {shown or '(none)'}); "
+                         f"{flag} {' '.join(given) if isinstance(given, list) else given} would change it: "
+                         "start a new run instead")
+
+
+def _same_list(a: str | None, b: str | None) -> bool:
+    return sorted((a or "").split(",")) == sorted((b or "").split(","))
+
+
+def _run(args: argparse.Namespace) -> int:
     _check_numbers(args)
     suites = _check_suites(args.suite)
     workers = _workers(args.n)
@@ -226,8 +299,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
         if old.get("schema") != "mmacts-run/1":
             raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
-        _check_resumable(run_dir)
         opts = old.get("options", {})
+        _check_resume_options(args, opts, run_dir)
+        _check_resumable(run_dir)
+        _lock(run_dir, ["mmacts", *sys.argv[1:]])
+        from mmacts.report.records import repair_tail
+
+        repaired = repair_tail(run_dir / "results.jsonl")
+        if repaired:
+            print(f"mmacts: {repaired}", file=sys.stderr)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
@@ -257,6 +337,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_out(run_dir.parent)
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
+    if "lock" not in _HELD:
+        _lock(run_dir, ["mmacts", *sys.argv[1:]])
 
     from mmacts.report.atomic import write_text_atomic
     from mmacts.report.runinfo import SCHEMA, collect, now
@@ -352,7 +434,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
               f"partial results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}",
               file=sys.stderr)
-        return rc
+        return INTERRUPTED if rc == 2 else rc
     from mmacts.runner import expectations as gating
 
     def again(extra: list[str]) -> int:  # one more test process, for the retries of unexpected failures
@@ -536,7 +618,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        return _fail("interrupted")
+        print("mmacts: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # ``mmacts list | head -1``: the reader has what it wanted
         return _closed_stdout()
 
