@@ -164,3 +164,18 @@ def test_resume_of_a_live_run_is_refused_in_one_line(tmp_path: Path) -> None:
     stdout, stderr = _finish(p)
     assert p.returncode == 0, stderr
     _once_each(run_dir, "live run")
+
+
+def test_an_interrupt_exits_130_and_says_how_to_resume(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole foreground group): exit 130 as a shell reports it (2 is a usage
+    error), the run directory and the resume command printed; the resume completes the run."""
+    p, out = _start(tmp_path, slow_s=60, start_new_session=True)
+    run_dir, _ = _wait_for_child(p, out, 2, "interrupt")
+    os.killpg(p.pid, signal.SIGINT)
+    stdout, stderr = _finish(p, timeout=60)
+    assert p.returncode == 130, stderr
+    assert f"resume with: mmacts run --resume {run_dir}" in stderr and "Traceback" not in stderr, stderr
+    assert not (run_dir / runlock.LOCK_FILE).exists()
+    rc, err = _resume(tmp_path, run_dir, "interrupt")
+    assert rc == 0, err
+    _once_each(run_dir, "interrupt")
