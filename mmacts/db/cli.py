@@ -20,22 +20,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmacts.db.store import StoreError, default_url, describe, open_store
+from mmacts.db.store import StoreError, default_url, describe, is_postgres, open_store
 
 
 def _label(store_url: str) -> str:
     return describe(store_url)
 
 
-def _write(out: Path, name: str, text: str) -> Path:
+def _write(out: Path | None, name: str, text: str) -> str:
+    """Write a page into ``out``; without ``--out`` nothing is written where the user did not ask
+    (these commands used to drop files into the current directory): say how to get the page."""
+    if out is None:
+        return f"(no page written: add --out DIR for {name} and its CSV)"
     from mmacts.report.atomic import write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / name, text)
-    return out / name
+    return str(out / name)
 
 
-def _csv(out: Path, name: str, df: pd.DataFrame) -> None:
+def _csv(out: Path | None, name: str, df: pd.DataFrame) -> None:
+    if out is None:
+        return
     from mmacts.report.atomic import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
@@ -45,15 +51,32 @@ def _csv(out: Path, name: str, df: pd.DataFrame) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mmacts.db.ingest import IngestError, ingest_runs
 
+    # A directory that is not a run is refused before the store is opened: ingesting nothing must
+    # not leave an empty store file behind (a later ``history`` would then read an empty store).
+    runs = []
     bad = 0
+    for d in args.runs:
+        if (Path(d) / "run.json").is_file():
+            runs.append(d)
+        else:
+            print(f"mmacts db: error: {d}: not an mmacts run directory (no run.json)", file=sys.stderr)
+            bad += 1
+    if not runs:
+        return 2
+    new_file = not is_postgres(args.db) and not Path(args.db.removeprefix("duckdb://")).exists()
+    added = 0
     with open_store(args.db) as store:
-        for got in ingest_runs(store, args.runs, allow_incomplete=args.allow_incomplete):
+        for got in ingest_runs(store, runs, allow_incomplete=args.allow_incomplete):
             if isinstance(got, IngestError):
                 print(f"mmacts db: error: {got}", file=sys.stderr)
                 bad += 1
                 continue
+            added += bool(got.added)
             what = f"added {got.cases} cases" if got.added else "skipped"
             print(f"{what}: {got.source}" + (f" ({got.note})" if got.note else ""))
+    if new_file and not added:  # every run was refused: leave no store that was not there before
+        for f in (Path(args.db.removeprefix("duckdb://")), Path(args.db.removeprefix("duckdb://") + ".wal")):
+            f.unlink(missing_ok=True)
     return 2 if bad else 0
 
 
@@ -149,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--db", default=None, help="store URL or DuckDB file (default $MMACTS_DB, else "
                         "reports/mmacts.duckdb)")
         if out:
-            sp.add_argument("--out", type=Path, default=Path("."), help="folder for the page and CSV (default .)")
+            sp.add_argument("--out", type=Path, default=None,
+                            help="folder for the page and CSV (default: none written, the summary is printed)")
         sp.set_defaults(func=func)
         return sp
 
