@@ -312,6 +312,7 @@ def _run(args: argparse.Namespace) -> int:
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
         expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
+        strict = bool(opts.get("strict_expectations"))
         require_gpu = bool(opts.get("require_gpu")) or args.require_gpu
         unknown = [s for s in suites if s not in suite_names()]
         if unknown:
@@ -323,12 +324,13 @@ def _run(args: argparse.Namespace) -> int:
         level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
         sel_args, retries, require_gpu = args, args.retries, args.require_gpu
         expect_file = str(Path(args.expectations).resolve()) if args.expectations else None
+        strict = args.strict_expectations
     scheduler = old.get("scheduler") if old else None
     if not old:  # --shard auto: the shard from the scheduler's environment (Slurm, Kubernetes)
         shard, scheduler = _resolve_shard(shard)
     from mmacts.runner.expectations import check_made_on, prepare_run
 
-    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries)
+    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries, strict)
     from mmacts.runner import console
 
     on_model, why = console.gpu_plan(suites, backend)
@@ -347,7 +349,8 @@ def _run(args: argparse.Namespace) -> int:
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
                "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
-               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args)}
+               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args),
+               "strict_expectations": strict or None}
     if not old:  # a run directory is resumable from the start, before its full description exists
         write_text_atomic(run_dir / "run.json", json.dumps(
             {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
@@ -446,7 +449,7 @@ def _run(args: argparse.Namespace) -> int:
     flakes = gating.retry_unexpected(run_dir, again, retries, baseline)
     verdicts: list = []
     if baseline is not None:
-        verdicts, run["expectations"] = gating.gate(run_dir, baseline)
+        verdicts, run["expectations"] = gating.gate(run_dir, baseline, run, strict)
     timing.mark("pytest_done", "cli")
     df = write_reports(run_dir, run)
     timing.mark("reports_written", "cli")
@@ -455,7 +458,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"mmacts: {line}", file=sys.stderr)
     if on_model:
         print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
-    for line in gating.summary(verdicts, flakes, baseline, run_dir):
+    for line in gating.summary(verdicts, flakes, baseline, run_dir, info=run.get("expectations")):
         print(f"mmacts: {line}", file=sys.stderr)
     ingested = _ingest_into(run_dir, args.db) if getattr(args, "db", None) else True
     print(run_dir)
@@ -563,6 +566,9 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_arguments(r, k=False)
     r.add_argument("--expectations", default=None, metavar="FILE",
                    help="baseline of known failures, flakes and skips: exit 0 when the run matches it")
+    r.add_argument("--strict-expectations", action="store_true",
+                   help="an expectation entry that matches no case (exit 2 before the run) or is for a device, "
+                   "driver or ptxas that did not run here (exit 1) is an error, not a warning")
     r.add_argument("--retries", type=int, default=0, metavar="N",
                    help="re-run unexpected failures up to N times; one that passes is recorded as flake")
     r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
