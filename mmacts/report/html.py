@@ -250,6 +250,25 @@ def _flakes(df: pd.DataFrame) -> list[str]:
     return [f"<h2>Flakes ({len(flaky)})</h2><p>failed, then passed on a retry</p>", _table(view, "wide")]
 
 
+def _waived(run: dict[str, Any]) -> list[str]:
+    """Cases the expectations file waived (known failures, flakes, skips: a decision with a bug and a
+    reason, kept visible apart from the failures), and entries that did nothing in this run."""
+    info = run.get("expectations") or {}
+    rows = info.get("waived_cases") or []
+    out = []
+    if rows:
+        view = pd.DataFrame(rows)[["case_id", "got", "expect", "bug", "reason"]]
+        out += [f"<h2 id='waived'>Waived by the expectations ({info.get('waived', len(rows))})</h2>"
+                f"<p>known to end this way on this configuration ({html.escape(str(info.get('file')))}); "
+                "not counted as failures of this run</p>", _table(view, "wide")]
+    idle = [(e, "matches no case") for e in info.get("matching_none") or []]
+    idle += [(e, "for a device, driver or ptxas that did not run here") for e in info.get("not_applicable") or []]
+    if idle:
+        out += [f"<h3>Expectation entries that did nothing ({len(idle)})</h3>",
+                _table(pd.DataFrame(idle, columns=["entry", "why"]), "wide")]
+    return out
+
+
 def _coverage_sections(df: pd.DataFrame) -> list[str]:
     """What the verdicts assume; which cited rows a mutant proves can fail (``mmacts.report.coverage``)."""
     from mmacts.report.coverage import html_sections
@@ -279,6 +298,10 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         columns=["field", "value"],
     )
     bad = df[df["status"].isin(["fail", "error", "timeout"])]
+    waived_ids = {w["case_id"] for w in (run.get("expectations") or {}).get("waived_cases") or []}
+    n_waived = int(bad["case_id"].isin(waived_ids).sum()) if waived_ids else 0
+    if n_waived:
+        bad = bad[~bad["case_id"].isin(waived_ids)]
     bad_view = bad[["case_id", "status", "backend", "spec_rows", "mismatches", "first_mismatch", "message"]].head(500)
     bad_view = bad_view.assign(spec_rows=bad_view["spec_rows"].fillna("").map(compact_refs))
     bad_view = bad_view.assign(message=[_without_first(m, f) for m, f in
@@ -302,12 +325,15 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         _table(by_table) if len(by_table) else "<p>no case of this run cites a spec-table row</p>",
         "<h2>By backend</h2>", _table(_counts(df, "backend")),
         f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
+        (f"<p>{n_waived} more are waived by the expectations: <a href='#waived'>listed apart</a></p>"
+         if n_waived else ""),
         (f"<p>the first {len(bad_view)} are shown; every one is in results.csv / results.parquet</p>"
          if len(bad) > len(bad_view) else ""),
         *failure_groups(bad),
         "<h3>Every failure</h3>" if len(bad) else "",
         _table(bad_view, "wide") if len(bad) else "<p>none</p>",
         *_flakes(df),
+        *_waived(run),
         *observed_table(df),
         "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
         *_coverage_sections(df),
