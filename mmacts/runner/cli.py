@@ -267,6 +267,9 @@ def _check_resume_options(args: argparse.Namespace, opts: dict, run_dir: Path) -
             "--expectations": (str(Path(args.expectations).resolve()) if args.expectations else None,
                                opts.get("expectations")),
             "--retries": (args.retries or None, opts.get("retries") or None),
+            "--caselist": (str(Path(args.caselist).resolve()) if args.caselist else None, opts.get("caselist")),
+            "--fraction": (args.fraction, opts.get("fraction")),
+            "--mandatory": (str(Path(args.mandatory).resolve()) if args.mandatory else None, opts.get("mandatory")),
             "--out": (args.out, None)}
     for flag, default in (("--level", "standard"), ("--backend", "auto")):
         given = getattr(args, flag[2:])
@@ -310,7 +313,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"mmacts: {repaired}", file=sys.stderr)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
-        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
+        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"),
+                                      caselist=opts.get("caselist"), fraction=opts.get("fraction"),
+                                      mandatory=opts.get("mandatory"))
         expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
         strict = bool(opts.get("strict_expectations"))
         require_gpu = bool(opts.get("require_gpu")) or args.require_gpu
@@ -350,7 +355,8 @@ def _run(args: argparse.Namespace) -> int:
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
                "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
                "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args),
-               "strict_expectations": strict or None}
+               "strict_expectations": strict or None, "caselist": sel.files[0],
+               "fraction": f"{sel.fraction[0]}/{sel.fraction[1]}" if sel.fraction else None, "mandatory": sel.files[1]}
     if not old:  # a run directory is resumable from the start, before its full description exists
         write_text_atomic(run_dir / "run.json", json.dumps(
             {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
