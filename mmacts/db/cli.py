@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmacts.db.store import StoreError, default_url, describe, is_postgres, open_store
+from mmacts.db.store import StoreError, default_url, describe, open_store
 
 
 def _label(store_url: str) -> str:
@@ -51,32 +51,34 @@ def _csv(out: Path | None, name: str, df: pd.DataFrame) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mmacts.db.ingest import IngestError, ingest_runs
 
-    # A directory that is not a run is refused before the store is opened: ingesting nothing must
-    # not leave an empty store file behind (a later ``history`` would then read an empty store).
+    # What is plainly not ingestible (not a run directory, a run that did not complete) is refused
+    # before the store is opened: ingesting nothing must not leave an empty store file behind (a
+    # later ``history`` would read an empty store). A store is never removed afterwards: another
+    # host may be ingesting into it.
+    from mmacts.report.cli import ReportInputError, read_meta
+
     runs = []
     bad = 0
     for d in args.runs:
-        if (Path(d) / "run.json").is_file():
+        try:
+            meta = read_meta(Path(d))
+            if meta.get("complete") is not True and not args.allow_incomplete:
+                raise ReportInputError(f"{d}: the run did not complete; finish it first "
+                                       f"(mmacts run --resume {d}) or pass --allow-incomplete")
             runs.append(d)
-        else:
-            print(f"mmacts db: error: {d}: not an mmacts run directory (no run.json)", file=sys.stderr)
+        except ReportInputError as exc:
+            print(f"mmacts db: error: {exc}", file=sys.stderr)
             bad += 1
     if not runs:
         return 2
-    new_file = not is_postgres(args.db) and not Path(args.db.removeprefix("duckdb://")).exists()
-    added = 0
     with open_store(args.db) as store:
         for got in ingest_runs(store, runs, allow_incomplete=args.allow_incomplete):
             if isinstance(got, IngestError):
                 print(f"mmacts db: error: {got}", file=sys.stderr)
                 bad += 1
                 continue
-            added += bool(got.added)
             what = f"added {got.cases} cases" if got.added else "skipped"
             print(f"{what}: {got.source}" + (f" ({got.note})" if got.note else ""))
-    if new_file and not added:  # every run was refused: leave no store that was not there before
-        for f in (Path(args.db.removeprefix("duckdb://")), Path(args.db.removeprefix("duckdb://") + ".wal")):
-            f.unlink(missing_ok=True)
     return 2 if bad else 0
 
 
