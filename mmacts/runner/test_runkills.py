@@ -59,11 +59,20 @@ def _finish(p: subprocess.Popen, timeout: float = 180) -> tuple[str, str]:
     return tuple(f.read_text() for f in p.out_err)  # type: ignore[attr-defined,return-value]
 
 
-def _start(tmp_path: Path, **popen: object) -> tuple[subprocess.Popen, Path]:
+def _start(tmp_path: Path, *extra: str, **popen: object) -> tuple[subprocess.Popen, Path]:
     out = tmp_path / "runs"
     p = _mmacts(tmp_path, "--suite", "faulty", "--level", "smoke", "--backend", "model", "--out", str(out),
-                **popen)
+                *extra, **popen)
     return p, out
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out += kids
+        todo += kids
+    return out
 
 
 def _children(pid: int) -> list[int]:
@@ -109,16 +118,19 @@ def _once_each(run_dir: Path, why: str) -> list[dict]:
     return recs
 
 
-def test_kill_9_of_the_cli_takes_its_test_process_with_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["single", "xdist"])
+def test_kill_9_of_the_cli_takes_its_test_process_with_it(tmp_path: Path, workers: tuple[str, ...]) -> None:
     seed = _seed()
     after, extra = _kill_point(seed)
-    why = f"seed {seed}: CLI killed after {after} records + {extra:.2f} s"
-    p, out = _start(tmp_path, slow_s=60)
+    why = f"seed {seed}: CLI {' '.join(workers)} killed after {after} records + {extra:.2f} s"
+    p, out = _start(tmp_path, *workers, slow_s=60)
     run_dir, child = _wait_for_child(p, out, after, why)
     time.sleep(extra)
+    family = _descendants(p.pid)  # the test process, and with -n its xdist workers
     p.send_signal(signal.SIGKILL)
     p.wait()
-    assert _gone(child, 3.0), f"{why}: the test process outlived the CLI (an orphan a resume would run beside)"
+    left = [pid for pid in family if not _gone(pid, 3.0)]
+    assert not left, f"{why}: {left} outlived the CLI (orphans a resume would run beside)"
     rc, err = _resume(tmp_path, run_dir, why)
     assert rc == 0, f"{why}: {err}"
     assert all(r["status"] == "pass" for r in _once_each(run_dir, why))
