@@ -253,6 +253,8 @@ def _lock(run_dir: Path, command: list[str]) -> None:
         _HELD["lock"] = RunLock(run_dir).acquire(command)
     except RunLocked as exc:
         raise UsageError(f"cannot resume: {exc}") from None
+    except OSError as exc:  # a read-only or vanished run directory
+        raise UsageError(f"cannot lock {run_dir}: {exc.strerror or exc}") from None
     _HELD["run_dir"] = run_dir
 
 
@@ -308,7 +310,10 @@ def _run(args: argparse.Namespace) -> int:
         _lock(run_dir, ["mmacts", *sys.argv[1:]])
         from mmacts.report.records import repair_tail
 
-        repaired = repair_tail(run_dir / "results.jsonl")
+        try:
+            repaired = repair_tail(run_dir / "results.jsonl")
+        except OSError as exc:
+            raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
         if repaired:
             print(f"mmacts: {repaired}", file=sys.stderr)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")

@@ -24,6 +24,8 @@ import sys
 import threading
 
 PARENT_ENV = "MMACTS_PARENT_PID"
+WORKERS_ENV = "MMACTS_LIFELINE"
+"""Set (to 1) in a test process that has a lifeline: its xdist workers take one on their controller."""
 EXIT_ORPHANED = 128 + signal.SIGKILL
 """Exit status when this process finds its parent gone (as if the kernel had killed it)."""
 
@@ -66,7 +68,10 @@ def die_with_parent(parent: int | None = None) -> bool:
 
 def from_environment() -> bool:
     """The test process's entry: die with the CLI named by ``MMACTS_PARENT_PID`` (if set)."""
-    raw = os.environ.get(PARENT_ENV, "")
+    # read once and removed: a process this one starts (a nested run in a test) must not take the
+    # CLI for its parent; xdist workers learn from WORKERS_ENV to watch their own parent
+    raw = os.environ.pop(PARENT_ENV, "")
     if not raw.isdigit():
         return False
+    os.environ[WORKERS_ENV] = "1"
     return die_with_parent(int(raw))

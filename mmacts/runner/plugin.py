@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     worker = workerinput.get("workerid") if workerinput else None
     faults.configure(config.getoption("--mmacts-out"), worker)
-    if worker and os.environ.get(lifeline.PARENT_ENV):
+    if worker and os.environ.get(lifeline.WORKERS_ENV):
         lifeline.die_with_parent()  # an xdist worker of ``mmacts run`` ends with its controller
     if timing.enabled():
         _TIMES["who"] = worker or "ctl"
