@@ -545,7 +545,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli",
-             "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest"}
+             "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest",
+             "package": "mmacts.report.package"}
 """Subcommands whose own module parses the rest of the command line."""
 
 
