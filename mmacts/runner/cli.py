@@ -272,6 +272,7 @@ def _check_resume_options(args: argparse.Namespace, opts: dict, run_dir: Path) -
             "--caselist": (str(Path(args.caselist).resolve()) if args.caselist else None, opts.get("caselist")),
             "--fraction": (args.fraction, opts.get("fraction")),
             "--mandatory": (str(Path(args.mandatory).resolve()) if args.mandatory else None, opts.get("mandatory")),
+            "--strict-expectations": (args.strict_expectations or None, opts.get("strict_expectations")),
             "--out": (args.out, None)}
     for flag, default in (("--level", "standard"), ("--backend", "auto")):
         given = getattr(args, flag[2:])
