@@ -24,3 +24,14 @@ def test_the_coverage_figures_are_what_list_prints() -> None:
     text = " ".join(README.read_text().split())
     assert f"which spec rows a failing mutant covers ({mutant}) and which only a citation covers ({citation})" \
         in text, "python -m mmacts.runner.readme_figures prints the right figures"
+
+
+def test_the_example_baseline_in_readme_names_real_cases() -> None:
+    """README's example entries matched none of the 15,545 full-level cases (issue 24): now each
+    must match one, or the example teaches entries that do nothing."""
+    from mmacts.runner import expectations as ex
+
+    text = README.read_text().split("## Expectations and CI gating", 1)[1].split("```", 2)[1]
+    base = ex.parse(text, "README.md")
+    assert len(base.all_entries()) == 3 and base.all_entries()[0].bug == "4712"
+    assert base.matching_none(ex.all_case_ids()) == []
