@@ -4,10 +4,13 @@ A baseline is a small CSV file (``#`` lines are comments), one line per case tha
 
     # mmacts expectations
     # made on: NVIDIA H200 sm_90 / driver 570.86 (CUDA 12.8) / ptxas 13.5.37 / backend cuda
-    case_id,expect,reason
-    mma_sync.m16n8k32.mxf4.2X.ue8m0/e2m1xe2m1/bida0-tida0-bidb0-tidb0/exact,fail,"12 mismatches, first ..."
-    tcgen05.probe.*,flake,intermittent timeout on driver 580
-    hopper.wgmma.m64n256k32.*,skip,hangs the GPU on driver 575 (bug 4711)
+    case_id,expect,reason,bug,device,driver,ptxas
+    mma_sync.m16n8k32.mxf4.2X.ue8m0/e2m1xe2m1/bida0-tida0-bidb0-tidb0/exact,fail,"12 mismatches, first ...",,,,
+    probes.final_rounding.*,flake,intermittent timeout,4711,,580.*,
+    hopper.wgmma.m64n64k32.*,skip,hangs the GPU,4712,H100,575.*,
+
+The last four columns are optional (a waiver): the bug it is tracked under and the device / driver /
+ptxas it applies to (:data:`COLUMNS`, :meth:`Entry.applies`); a file of three columns is read as before.
 
 ``expect`` is ``fail``, ``error`` or ``timeout`` (a known failure with the status it ends with),
 ``flake`` (any outcome is accepted) or ``skip`` (not run; recorded as ``skip`` with the reason,
