@@ -225,21 +225,41 @@ def _warm_reports() -> None:
 
 INTERRUPTED = 130
 """Exit status of an interrupted run (128 + SIGINT, what a shell reports)."""
+TERMINATED = 143
+"""Exit status of a run ended by SIGTERM (128 + 15): a scheduler's time limit (Slurm), a pod's stop."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as an interrupt: the test process is stopped, the lock given back, the resume
+    command printed (by default the signal ended this process with nothing said)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``mmacts run``: the run itself is :func:`_run`; here the run directory's lock is given back
-    however it ends, and an interrupt says where the partial run is and how to complete it."""
+    however it ends, and an interrupt (Ctrl-C, SIGTERM) says where the partial run is and how to
+    complete it."""
+    import signal
+    import threading
+
     _HELD.clear()
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _run(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         run_dir = _HELD.get("run_dir")
         where = (f"; partial results kept in {run_dir}; resume with: mmacts run --resume {run_dir}"
                  if run_dir is not None and run_dir.is_dir() else "")
-        print(f"mmacts: interrupted{where}", file=sys.stderr)
-        return INTERRUPTED
+        print(f"mmacts: {'terminated' if isinstance(exc, _Terminated) else 'interrupted'}{where}", file=sys.stderr)
+        return TERMINATED if isinstance(exc, _Terminated) else INTERRUPTED
     finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
         lock = _HELD.pop("lock", None)
         if lock is not None:
             lock.release()

@@ -191,3 +191,18 @@ def test_an_interrupt_exits_130_and_says_how_to_resume(tmp_path: Path) -> None:
     rc, err = _resume(tmp_path, run_dir, "interrupt")
     assert rc == 0, err
     _once_each(run_dir, "interrupt")
+
+
+def test_sigterm_of_the_cli_stops_the_run_resumably(tmp_path: Path) -> None:
+    """A scheduler's time limit (SIGTERM to the CLI alone): exit 143, the test process stopped, the
+    lock given back, the resume command printed; the resume completes the run."""
+    p, out = _start(tmp_path, slow_s=60)
+    run_dir, child = _wait_for_child(p, out, 2, "sigterm")
+    p.send_signal(signal.SIGTERM)
+    stdout, stderr = _finish(p, timeout=60)
+    assert p.returncode == 143, stderr
+    assert f"terminated; partial results kept in {run_dir}" in stderr and "Traceback" not in stderr, stderr
+    assert _gone(child, 3.0) and not (run_dir / runlock.LOCK_FILE).exists()
+    rc, err = _resume(tmp_path, run_dir, "sigterm")
+    assert rc == 0, err
+    _once_each(run_dir, "sigterm")
