@@ -478,7 +478,7 @@ def _run(args: argparse.Namespace) -> int:
             _blame_inflight(run_dir, rc)
         return rc
 
-    flakes = gating.retry_unexpected(run_dir, again, retries, baseline)
+    flakes = gating.retry_unexpected(run_dir, again, retries, gating.applying(baseline, run))
     verdicts: list = []
     if baseline is not None:
         verdicts, run["expectations"] = gating.gate(run_dir, baseline, run, strict)

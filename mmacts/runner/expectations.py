@@ -373,6 +373,12 @@ def retry_unexpected(run_dir: Path, run_again: Callable[[list[str]], int], retri
     return flakes
 
 
+def applying(baseline: Baseline | None, run: dict[str, Any]) -> Baseline | None:
+    """The entries of ``baseline`` that apply to ``run`` (run.json): a failure waived only on another
+    device is unexpected here, and so is retried like any other."""
+    return None if baseline is None else baseline.for_env(env_of(run))[0]
+
+
 def waived(records: Iterable[dict[str, Any]], baseline: Baseline) -> list[dict[str, Any]]:
     """The cases that did not pass and that the baseline expected so: listed apart in every report
     (a waiver is a decision someone made; it must stay visible, with its bug and reason)."""

@@ -199,3 +199,15 @@ def test_one_case_may_have_an_entry_per_device() -> None:
         ex.parse("case_id,expect,reason,bug,device\nc,fail,x,1,B200\nc,fail,y,2,B200\n", "f.csv")
     with pytest.raises(ex.ExpectationsError, match="unknown or repeated column 'gpu'"):
         ex.parse("case_id,expect,gpu\nc,fail,x\n", "f.csv")
+
+
+def test_a_waiver_for_another_device_does_not_stop_a_retry(tmp_path: Path) -> None:
+    """faulty.00.flaky fails once: waived only on a B200, on this machine it is an unexpected failure,
+    retried, and ends as a flake."""
+    base = tmp_path / "b.csv"
+    base.write_text("case_id,expect,reason,bug,device\nfaulty.00.flaky,fail,known on B200,7,B200\n")
+    rc, out, err = _mmacts(tmp_path, "flaky,good", *RUN, "--expectations", str(base), "--retries", "1",
+                           "--out", str(tmp_path / "runs"))
+    run = Path(out.strip().splitlines()[-1])
+    recs = {r["case_id"]: r for r in read_jsonl(run / "results.jsonl")}
+    assert "retry 1 of 1" in err and recs["faulty.00.flaky"]["status"] == "flake", err
