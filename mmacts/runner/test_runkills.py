@@ -78,6 +78,15 @@ def _descendants(pid: int) -> list[int]:
 def _children(pid: int) -> list[int]:
     try:
         return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN: read every process's parent
+        kids = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(stat.parent.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        return kids
     except OSError:
         return []
 
