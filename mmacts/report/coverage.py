@@ -103,7 +103,8 @@ def html_sections(df: pd.DataFrame) -> list[str]:
                 "not a defect.</p>", tbl(split)]
         ac = assumes_counts(df["assumes"])
         if not ac.empty:
-            out += ["<p>open readings assumed, by cases</p>", tbl(ac)]
+            out += [f"<details><summary>open readings assumed, by cases ({len(ac)} entries)</summary>{tbl(ac)}"
+                    "</details>"]
     cov = load_coverage()
     table = row_coverage(cited_in(df), cov)
     if not table.empty:
