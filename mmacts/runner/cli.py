@@ -566,9 +566,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli",
-             "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest",
-             "package": "mmacts.report.package"}
+             "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest"}
 """Subcommands whose own module parses the rest of the command line."""
+DELEGATED["package"] = "mmacts.report.package"  # submission packages (mmacts.report.package)
 
 
 def _delegate(module: str, argv: list[str]) -> int:
