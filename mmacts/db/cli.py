@@ -5,6 +5,7 @@
   mmacts db flaky [--since D]                  flaky.html + flaky.csv: status changes on one device+driver+ptxas
   mmacts db regressions --since D              regressions.html + .csv: first failing run and what changed
   mmacts db device HOST:DEVICE                 device-<name>.html: everything one GPU answered
+  mmacts db transitions [--since D]            transitions.html + .csv: status changes between consecutive runs
   mmacts db status | migrate                   schema version, counts, size | apply migrations
 
 ``--db`` defaults to ``$MMACTS_DB``, else ``reports/mmacts.duckdb``. Bad input or an unusable
@@ -132,6 +133,20 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_transitions(args: argparse.Namespace) -> int:
+    from mmacts.db import pages, queries
+
+    with open_store(args.db, read_only=True) as store:
+        df = queries.transitions(store, queries.parse_date(args.since), queries.parse_date(args.until), args.device)
+    print(f"{len(df)} kinds of status transition between consecutive runs of a case on a device")
+    if len(df):
+        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+            print(df.to_string(index=False))
+    _csv(args.out, "transitions.csv", df)
+    print(_write(args.out, "transitions.html", pages.transitions_page(df, _label(args.db), args.since)))
+    return 0
+
+
 def cmd_device(args: argparse.Namespace) -> int:
     from mmacts.db import pages, queries
 
@@ -194,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = add("regressions", cmd_regressions, "first run where each case started failing, and what changed")
     r.add_argument("--since", required=True, help="YYYY-MM-DD")
     r.add_argument("--device")
+    t = add("transitions", cmd_transitions, "status changes between consecutive runs (fail -> pass, ...)")
+    t.add_argument("--since")
+    t.add_argument("--until")
+    t.add_argument("--device")
     d = add("device", cmd_device, "everything one GPU answered")
     d.add_argument("device", help="host:device label (or a unique part of it)")
     add("status", cmd_status, "schema version, counts and size", out=False)
