@@ -116,7 +116,9 @@ def parse_fraction(spec: str | None) -> tuple[int, int] | None:
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
         raise _usage(f"--fraction must be I/N (0-based part I of N), got {spec!r}")
     i, n = int(parts[0]), int(parts[1])
-    if n < 1 or not 0 <= i < n:
+    if n < 1:
+        raise _usage(f"--fraction {spec}: N must be at least 1")
+    if not 0 <= i < n:
         raise _usage(f"--fraction {spec}: part {i} is outside 0..{n - 1}")
     return i, n
 

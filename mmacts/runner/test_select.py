@@ -140,6 +140,7 @@ def test_fraction_and_caselist_reach_the_test_process(capsys: pytest.CaptureFixt
     ("# nothing\n", [], "lists no case"),
     (None, ["--fraction", "3/3"], "--fraction 3/3: part 3 is outside 0..2"),
     (None, ["--fraction", "half"], "--fraction must be I/N"),
+    (None, ["--fraction", "0/0"], "--fraction 0/0: N must be at least 1"),
 ])
 def test_bad_caselist_or_fraction_is_one_line(capsys: pytest.CaptureFixture, tmp_path: Path, content: str | None,
                                               extra: list[str], words: str) -> None:
