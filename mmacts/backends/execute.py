@@ -162,6 +162,10 @@ class Executor:
                 rec.update(self._compile_only(driver, case))
             elif hasattr(driver, "run_case"):  # a suite that judges its cases itself (peers)
                 rec.update(driver.run_case(case, backend))
+                if rec.get("compare_mode") == "assemble" and not rec.get("ptxas_version"):
+                    from mmacts.backends import assembler  # it assembled: say with which ptxas, as every row does
+
+                    rec["ptxas_version"] = assembler.ptxas_version()
             elif backend == "compile":
                 rec.update(self._compile(driver, case))
             elif backend == "model":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 
@@ -50,6 +51,21 @@ def _fmt_cuda_version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}" if v else ""
 
 
+def nvidia_present() -> bool:
+    """Whether this machine has an NVIDIA kernel driver or device node at all (Linux)."""
+    return os.path.exists("/proc/driver/nvidia") or any(
+        os.path.exists(f"/dev/{n}") for n in ("nvidiactl", "nvidia0", "dxg"))  # dxg: WSL2
+
+
+def plain_reason(reason: str) -> str:
+    """The probe's error in words a user of a machine without a GPU understands: the CUDA runtime
+    answers "driver version is insufficient" when there is no driver at all, which sent people to
+    upgrade a driver they do not have (issue 24). Where the machine has one, the error is kept."""
+    if sys.platform.startswith("linux") and not nvidia_present():
+        return "no GPU (no NVIDIA driver or device on this machine)"
+    return reason
+
+
 @functools.lru_cache(maxsize=1)
 def probe() -> GpuStatus:
     """Probe the first visible GPU once per process (MMACTS_NO_GPU=1 forces 'none').
@@ -63,7 +79,7 @@ def probe() -> GpuStatus:
 
     info = device_probe(0)
     if isinstance(info, str):
-        return GpuStatus(False, info.removeprefix("no usable GPU: "))
+        return GpuStatus(False, plain_reason(info.removeprefix("no usable GPU: ")))
     return GpuStatus(
         usable=True, name=info.name, compute_capability=info.compute_capability,
         driver_version=_fmt_cuda_version(info.driver_version),

@@ -5,6 +5,7 @@
   mmacts db flaky [--since D]                  flaky.html + flaky.csv: status changes on one device+driver+ptxas
   mmacts db regressions --since D              regressions.html + .csv: first failing run and what changed
   mmacts db device HOST:DEVICE                 device-<name>.html: everything one GPU answered
+  mmacts db transitions [--since D]            transitions.html + .csv: status changes between consecutive runs
   mmacts db status | migrate                   schema version, counts, size | apply migrations
 
 ``--db`` defaults to ``$MMACTS_DB``, else ``reports/mmacts.duckdb``. Bad input or an unusable
@@ -27,15 +28,21 @@ def _label(store_url: str) -> str:
     return describe(store_url)
 
 
-def _write(out: Path, name: str, text: str) -> Path:
+def _write(out: Path | None, name: str, text: str) -> str:
+    """Write a page into ``out``; without ``--out`` nothing is written where the user did not ask
+    (these commands used to drop files into the current directory): say how to get the page."""
+    if out is None:
+        return f"(no page written: add --out DIR for {name} and its CSV)"
     from mmacts.report.atomic import write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / name, text)
-    return out / name
+    return str(out / name)
 
 
-def _csv(out: Path, name: str, df: pd.DataFrame) -> None:
+def _csv(out: Path | None, name: str, df: pd.DataFrame) -> None:
+    if out is None:
+        return
     from mmacts.report.atomic import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
@@ -45,9 +52,28 @@ def _csv(out: Path, name: str, df: pd.DataFrame) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mmacts.db.ingest import IngestError, ingest_runs
 
+    # What is plainly not ingestible (not a run directory, a run that did not complete) is refused
+    # before the store is opened: ingesting nothing must not leave an empty store file behind (a
+    # later ``history`` would read an empty store). A store is never removed afterwards: another
+    # host may be ingesting into it.
+    from mmacts.report.cli import ReportInputError, read_meta
+
+    runs = []
     bad = 0
+    for d in args.runs:
+        try:
+            meta = read_meta(Path(d))
+            if meta.get("complete") is not True and not args.allow_incomplete:
+                raise ReportInputError(f"{d}: the run did not complete; finish it first "
+                                       f"(mmacts run --resume {d}) or pass --allow-incomplete")
+            runs.append(d)
+        except ReportInputError as exc:
+            print(f"mmacts db: error: {exc}", file=sys.stderr)
+            bad += 1
+    if not runs:
+        return 2
     with open_store(args.db) as store:
-        for got in ingest_runs(store, args.runs, allow_incomplete=args.allow_incomplete):
+        for got in ingest_runs(store, runs, allow_incomplete=args.allow_incomplete):
             if isinstance(got, IngestError):
                 print(f"mmacts db: error: {got}", file=sys.stderr)
                 bad += 1
@@ -107,6 +133,20 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_transitions(args: argparse.Namespace) -> int:
+    from mmacts.db import pages, queries
+
+    with open_store(args.db, read_only=True) as store:
+        df = queries.transitions(store, queries.parse_date(args.since), queries.parse_date(args.until), args.device)
+    print(f"{len(df)} kinds of status transition between consecutive runs of a case on a device")
+    if len(df):
+        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+            print(df.to_string(index=False))
+    _csv(args.out, "transitions.csv", df)
+    print(_write(args.out, "transitions.html", pages.transitions_page(df, _label(args.db), args.since)))
+    return 0
+
+
 def cmd_device(args: argparse.Namespace) -> int:
     from mmacts.db import pages, queries
 
@@ -149,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--db", default=None, help="store URL or DuckDB file (default $MMACTS_DB, else "
                         "reports/mmacts.duckdb)")
         if out:
-            sp.add_argument("--out", type=Path, default=Path("."), help="folder for the page and CSV (default .)")
+            sp.add_argument("--out", type=Path, default=None,
+                            help="folder for the page and CSV (default: none written, the summary is printed)")
         sp.set_defaults(func=func)
         return sp
 
@@ -168,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = add("regressions", cmd_regressions, "first run where each case started failing, and what changed")
     r.add_argument("--since", required=True, help="YYYY-MM-DD")
     r.add_argument("--device")
+    t = add("transitions", cmd_transitions, "status changes between consecutive runs (fail -> pass, ...)")
+    t.add_argument("--since")
+    t.add_argument("--until")
+    t.add_argument("--device")
     d = add("device", cmd_device, "everything one GPU answered")
     d.add_argument("device", help="host:device label (or a unique part of it)")
     add("status", cmd_status, "schema version, counts and size", out=False)

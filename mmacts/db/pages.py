@@ -98,6 +98,14 @@ def flaky_page(df: pd.DataFrame, store_label: str, min_changes: int, since: Any)
     return _page("mmacts flaky cases", store_label, body)
 
 
+def transitions_page(df: pd.DataFrame, store_label: str, since: Any) -> str:
+    body = [f"<p>status changes between consecutive runs of each case on each device"
+            f"{' since ' + html.escape(str(since)) if since else ''}, per pair: <b>times</b> changes, "
+            "<b>cases</b> distinct cases</p>", f"<h2>{len(df)} transitions</h2>",
+            table_html(df, "status transitions", "transitions.csv")]
+    return _page("mmacts status transitions", store_label, body)
+
+
 def regressions_page(df: pd.DataFrame, store_label: str, since: Any) -> str:
     counts = (df.groupby("what_changed").size().rename("cases").reset_index().sort_values("cases", ascending=False)
               if len(df) else pd.DataFrame())

@@ -171,6 +171,36 @@ def flaky(store: Store, since: _dt.datetime | None = None, min_changes: int = 2,
     return _names(df, "last_status")
 
 
+# ----------------------------------------------------------------------- transitions
+def transitions(store: Store, since: _dt.datetime | None = None, until: _dt.datetime | None = None,
+                device: str | None = None) -> pd.DataFrame:
+    """Status changes between consecutive runs of each case on each device, counted per
+    ``from -> to`` pair (``times``: changes, ``cases``: distinct cases), with what the pair means
+    (:func:`mmacts.report.compare_gate.transition_kind`: fail -> pass an improvement, pass -> timeout a
+    regression, ...): the store's view of what ``report compare`` says of two runs."""
+    from mmacts.report.compare_gate import transition_kind
+
+    where, params = _window(since, until)
+    dev = ""
+    if device:
+        dev = " AND r.device_key IN (SELECT device_key FROM devices WHERE label LIKE ?)"
+        params = [*params, f"%{device}%"]
+    sql = f"""
+    WITH seq AS (
+        SELECT r.case_key, r.status,
+               LAG(r.status) OVER (PARTITION BY r.case_key, r.device_key ORDER BY ru.started_at) AS prev
+        FROM results r JOIN runs ru ON ru.run_key = r.run_key WHERE {where}{dev})
+    SELECT prev, status, COUNT(*) AS times, COUNT(DISTINCT case_key) AS cases
+    FROM seq WHERE prev IS NOT NULL AND prev <> status GROUP BY prev, status ORDER BY times DESC, prev, status"""
+    df = _names(store.frame(sql, params), "prev", "status")
+    if df.empty:
+        return pd.DataFrame(columns=["transition", "times", "cases", "meaning"])
+    df["transition"] = df["prev"].astype(str) + " -> " + df["status"].astype(str)
+    df["meaning"] = [transition_kind(a, b) for a, b in zip(df["prev"], df["status"], strict=True)]
+    df["times"], df["cases"] = df["times"].astype(int), df["cases"].astype(int)
+    return df[["transition", "times", "cases", "meaning"]].reset_index(drop=True)
+
+
 # ----------------------------------------------------------------------- regressions
 def regressions(store: Store, since: _dt.datetime, device: str | None = None) -> pd.DataFrame:
     """Per (case, device): the first run since ``since`` where a case that passed before started

@@ -48,6 +48,21 @@ def test_cli_ingest_status_and_pages(compile_run, tmp_path, capsys):
     assert any(re.match(r"device-.*cpu\.html", n) for n in names)
 
 
+
+def test_cli_pages_without_out_write_nothing(compile_run, tmp_path, capsys, monkeypatch):
+    """Without --out the summary goes to stdout and no file appears where the user did not ask."""
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", str(compile_run), "--db", db]) == 0
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    for argv in (["history"], ["flaky"], ["regressions", "--since", "2026-01-01"], ["device", "cpu"]):
+        capsys.readouterr()
+        assert main([*argv, "--db", db]) == 0, argv
+        assert "no page written: add --out DIR" in capsys.readouterr().out, argv
+    assert list(cwd.iterdir()) == []
+
+
 @pytest.mark.parametrize("argv, says", [
     (["regressions"], "required"),
     (["regressions", "--since", "last tuesday"], "not a date"),
@@ -67,6 +82,11 @@ def test_cli_unusable_stores(tmp_path, capsys):
     assert main(["history", "--db", str(tmp_path / "none.duckdb")]) == 2
     assert "no such store" in capsys.readouterr().err
     assert main(["ingest", str(tmp_path / "nothing-here"), "--db", str(tmp_path / "s.duckdb")]) == 2
+    assert not (tmp_path / "s.duckdb").exists(), "ingesting nothing left an empty store"
+    (tmp_path / "run-dir").mkdir()
+    (tmp_path / "run-dir" / "run.json").write_text("{}")  # a run that did not complete: refused by ingest
+    assert main(["ingest", str(tmp_path / "run-dir"), "--db", str(tmp_path / "s.duckdb")]) == 2
+    assert not (tmp_path / "s.duckdb").exists(), "ingesting nothing left an empty store"
     assert "no run.json" in capsys.readouterr().err
     assert main(["status", "--db", f"postgresql://nobody@/x?host={tmp_path}/nosock&connect_timeout=3"]) == 2
     err = capsys.readouterr().err

@@ -285,3 +285,31 @@ def test_a_new_duckdb_store_appears_whole_and_never_replaces_one_that_exists(tmp
     with pytest.raises(StoreError, match="not a valid DuckDB database"):
         open_store(str(bad))
     assert time.monotonic() - t0 < 5  # a file that is not a store is still refused at once
+
+
+# ------------------------------------------------------------------------ transitions
+def test_status_transitions_match_the_fleet_run_by_run(store_url, tmp_path, capsys):
+    """Every change of a case's status between consecutive runs on one GPU, counted per pair, as the
+    simulated fleet produced it (the driver breaks and is fixed, ptxas breaks, one GPU flakes)."""
+    from collections import Counter
+
+    from mmacts.db.cli import main
+
+    fleet = _fleet()
+    last: dict[tuple[str, str], str] = {}
+    want: Counter = Counter()
+    with open_store(store_url) as store:
+        for meta, df in fleet.runs():  # in start order per GPU
+            assert ingest.write_prepared(store, [ingest.prepare(meta, df)]) == [True]
+            for cid, dev, st in zip(df["case_id"], df["device"], df["status"], strict=True):
+                prev = last.get((cid, dev))
+                if prev is not None and prev != st:
+                    want[f"{prev} -> {st}"] += 1
+                last[(cid, dev)] = st
+    with open_store(store_url, read_only=True) as s:
+        got = queries.transitions(s)
+    assert dict(zip(got["transition"], got["times"], strict=True)) == dict(want)
+    kinds = dict(zip(got["transition"], got["meaning"], strict=True))
+    assert kinds["fail -> pass"].startswith("improvement") and kinds["pass -> timeout"] == "regression"
+    assert main(["transitions", "--db", store_url, "--out", str(tmp_path / "pages")]) == 0
+    assert "pass -> fail" in capsys.readouterr().out and (tmp_path / "pages" / "transitions.csv").is_file()

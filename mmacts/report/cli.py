@@ -92,9 +92,8 @@ _SHARD_INDEPENDENT = ("shard", "n", "case_timeout")
 
 def _check_shards(runs: list[Path], metas: list[dict[str, Any]]) -> None:
     """Every shard of one ``--shard I/N`` run, each once: anything else would be marked complete
-    while it lacks or doubles cases."""
-    if len(runs) == 1:
-        return
+    while it lacks or doubles cases. One run alone is merged only when it is the one shard of
+    ``0/1``: a run that is not a shard is not something to merge (README: exit 2)."""
     seen: dict[int, Path] = {}
     counts: set[int] = set()
     for r, m in zip(runs, metas, strict=True):
@@ -131,8 +130,8 @@ def merge(out: Path, runs: list[Path]) -> pd.DataFrame:
                              sort_keys=True) for m in metas}
     if len(selections) > 1:
         raise ReportInputError(f"the runs are not shards of one selection (options differ: {sorted(selections)})")
-    _check_shards(runs, metas)
     shard_records = [run_records(r) for r in runs]
+    _check_shards(runs, metas)
     out.mkdir(parents=True)
     seen: set[str] = set()
     for records in shard_records:

@@ -18,6 +18,12 @@ newly passing        bad in BASE, judged and not bad in NEW
 new in new run       in NEW, not in BASE
 ==================== ===============================================================================
 
+Every case present in both runs whose status changed also has a ``transition`` (``pass -> timeout``,
+``fail -> pass``, ...), counted per pair with what the pair means (:func:`transition_kind`: a bad
+status turning good is an *improvement*, which a baseline still lists as a known failure), in
+``compare.json`` and on the page: the practice of CTS runners, which report transitions, not only
+new failures.
+
 Exit code 1 when a gating category (``--fail-on``, default ``newly-failing,missing``) is not
 empty, else 0; 2 for bad input. The console shows the two runs' metadata, any warning, the
 regressions, then a few other changes; the whole table goes to ``compare.csv``, ``compare.html``
@@ -135,6 +141,35 @@ def classify(db: pd.DataFrame, dn: pd.DataFrame, *, slower: float = 1.5, min_us:
     return j
 
 
+def transition_kind(base: str, new: str) -> str:
+    """What a change of status from ``base`` to ``new`` means for a reader."""
+    if base in BAD and new in ("pass", "flake"):
+        return "improvement (unexpected if a baseline lists it)"
+    if new in BAD and base not in BAD:
+        return "regression"
+    if base in BAD and new in BAD:
+        return "failure changed kind"
+    if new == "flake":
+        return "became flaky"
+    if new in ("skip", "xfail"):
+        return "no longer judged"
+    if base in ("skip", "xfail"):
+        return "judged again"
+    return "other"
+
+
+def transitions(diff: pd.DataFrame) -> pd.DataFrame:
+    """Cases whose status changed, counted per ``base -> new`` pair, with the pair's meaning."""
+    both = diff[diff["status_base"].notna() & diff["status_new"].notna()
+                & (diff["status_base"].astype(str) != diff["status_new"].astype(str))]
+    if both.empty:
+        return pd.DataFrame(columns=["transition", "cases", "meaning"])
+    pairs = both["status_base"].astype(str) + " -> " + both["status_new"].astype(str)
+    counts = pairs.value_counts()
+    return pd.DataFrame([(t, int(n), transition_kind(*t.split(" -> "))) for t, n in counts.items()],
+                        columns=["transition", "cases", "meaning"])
+
+
 def _pick(m: dict[str, Any]) -> dict[str, Any]:
     g = m.get("gpu") or {}
     opts = m.get("options") or {}
@@ -167,11 +202,16 @@ def compare_runs(base: Path, new: Path, *, slower: float = 1.5, min_us: float = 
     first = [next((k for k, lab in CATEGORIES if lab == c), "") for c in j["change"]]
     j["_rank"] = [(0 if reg else 1, order.get(k, 99)) for reg, k in zip(j["regression"], first, strict=True)]
     diff = j[j["change"] != ""].sort_values(["_rank", "case_id"]).reset_index(drop=True)
-    keep = ["case_id", "change", "also", "regression", "suite", "status_base", "status_new", "backend_base",
+    moved = diff["status_base"].notna() & diff["status_new"].notna() & (
+        diff["status_base"].astype(str) != diff["status_new"].astype(str))
+    diff["transition"] = (diff["status_base"].astype(str) + " -> " + diff["status_new"].astype(str)).where(moved, "")
+    keep = ["case_id", "change", "also", "regression", "transition", "suite", "status_base", "status_new",
+            "backend_base",
             "backend_new", "sass_opcodes_base", "sass_opcodes_new", "time_base_us", "time_new_us", "ratio",
             "message_base", "message_new"]
     meta = pd.DataFrame({"base": _pick(mb), "new": _pick(mn)})
     return {"diff": diff[keep], "meta": meta, "counts": counts, "regressions": regressions,
+            "transitions": transitions(diff),
             "warnings": warnings, "gating": gating, "fail_on": list(fail_on), "cases": (len(db), len(dn)),
             "base": str(base), "new": str(new)}
 
@@ -222,6 +262,10 @@ def console(result: dict[str, Any], files: list[Path], per_category: int = 15, o
             lines.append(f"  ... {len(part) - others} more")
     elif not regs:
         lines.append("no changes")
+    tr = result.get("transitions")
+    if tr is not None and len(tr):
+        lines.append("status transitions: " + ", ".join(f"{r.cases} {r.transition} ({r.meaning.split(' (')[0]})"
+                                                        for r in tr.itertuples()))
     lines.append(f"whole table ({len(diff)} changed cases):")
     lines += [f"  {p}" for p in files]
     return lines
@@ -267,6 +311,8 @@ def page(result: dict[str, Any]) -> str:
             f"<p>BASE {html.escape(result['base'])}<br>NEW {html.escape(result['new'])}</p>"
             f"{result['meta'].to_html(na_rep='')}{warn}{verdict}"
             + (counts.to_html(index=False) if len(counts) else "")
+            + (f"<h2>Status transitions</h2>{result['transitions'].to_html(index=False)}"
+               if len(result.get("transitions", [])) else "")
             + f"<h2>{len(diff)} changed cases</h2>{table}</body></html>")
 
 
@@ -280,6 +326,8 @@ def write(result: dict[str, Any], out: Path) -> list[Path]:
     write_text_atomic(html_p, page(result))
     summary = {k: result[k] for k in ("base", "new", "counts", "regressions", "warnings", "gating", "fail_on")}
     summary["cases"] = {"base": result["cases"][0], "new": result["cases"][1]}
+    summary["transitions"] = {r.transition: {"cases": r.cases, "meaning": r.meaning}
+                              for r in result["transitions"].itertuples()}
     summary["exit"] = 1 if result["regressions"] else 0
     write_text_atomic(json_p, json.dumps(summary, indent=2))
     return [csv_p, html_p, json_p]

@@ -20,16 +20,29 @@ def row_coverage(cited: Mapping[str, int], coverage: Mapping[str, Any] | None) -
     """One line per cited spec row: cases citing it, mutants of its reading, proved (a citing case failed
     under one of them)."""
     rows = (coverage or {}).get("rows", {})
+    killed = {m.get("name"): bool(m.get("killed")) for m in (coverage or {}).get("mutants", [])}
     out = []
     for ref in sorted(cited, key=_ref_key):
         e = rows.get(ref, {})
         out.append({"row": ref, "cases": int(cited[ref]), "mutants": len(e.get("mutants", [])),
                     "killing mutants": len(e.get("killing_mutants", [])),
-                    "can fail": "yes" if e.get("covered") else ("no: mutant survived" if e.get("mutants")
-                                                                 else "citation only"),
+                    "can fail": "yes" if e.get("covered") else _why_not(e, killed),
                     "failing case (example)": (e.get("failing_cases") or [""])[0]})
     return pd.DataFrame(out, columns=["row", "cases", "mutants", "killing mutants", "can fail",
                                       "failing case (example)"])
+
+
+def _why_not(entry: Mapping[str, Any], killed: Mapping[str, bool]) -> str:
+    """Why a cited row is not proved: a mutant of its reading survived every case, or every one was
+    caught only by cases that do not cite the row (the run's score counts those as killed: saying
+    "survived" there contradicted it), or no mutant of it exists."""
+    mutants = entry.get("mutants") or []
+    if not mutants:
+        return "citation only"
+    survivors = [m for m in mutants if not killed.get(m, False)]
+    if survivors:
+        return f"no: mutant survived ({survivors[0]})"
+    return "no: its mutants were caught by cases not citing it"
 
 
 def _ref_key(ref: str) -> tuple:
@@ -90,7 +103,8 @@ def html_sections(df: pd.DataFrame) -> list[str]:
                 "not a defect.</p>", tbl(split)]
         ac = assumes_counts(df["assumes"])
         if not ac.empty:
-            out += ["<p>open readings assumed, by cases</p>", tbl(ac)]
+            out += [f"<details><summary>open readings assumed, by cases ({len(ac)} entries)</summary>{tbl(ac)}"
+                    "</details>"]
     cov = load_coverage()
     table = row_coverage(cited_in(df), cov)
     if not table.empty:
@@ -100,7 +114,8 @@ def html_sections(df: pd.DataFrame) -> list[str]:
         only = table[table["can fail"] != "yes"]
         out += ["<h2>Coverage by what can fail</h2>",
                 f"<p>{html.escape(coverage_summary(table))}; {head}. A row is covered when a case citing it "
-                "failed under a planted mutant of that row's reading.</p>", tbl(table)]
+                "failed under a planted mutant of that row's reading.</p>",
+                f"<details><summary>per spec row ({len(table)} rows)</summary>{tbl(table)}</details>"]
         if len(only):
             out += [f"<p>covered by citation only ({len(only)}): "
                     f"{html.escape(' '.join(only['row']))}</p>"]

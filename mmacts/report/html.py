@@ -21,7 +21,19 @@ code{font-size:90%}.flake{color:#a05a00;font-weight:bold}
 table.wide{width:100%}table.wide td{vertical-align:top;overflow-wrap:anywhere}
 table.wide td:first-child{font-family:ui-monospace,monospace;font-size:85%;min-width:22em}
 td.hex,.hex{font-family:ui-monospace,monospace;font-size:85%}
+nav.toc{columns:3;background:#f7f7f7;padding:0.5em 1em;margin:0.5em 0}nav.toc a{display:block}
+details{margin:0.3em 0}summary{cursor:pointer}#filter{width:30em;padding:4px;margin:0.5em 0}
 """
+
+_FILTER_JS = """
+(function(){var box=document.getElementById('filter');if(!box)return;
+box.addEventListener('input',function(){var q=box.value.trim().toLowerCase();
+document.querySelectorAll('table.filterable').forEach(function(t){var shown=0;
+t.querySelectorAll('tbody tr').forEach(function(tr){var c=tr.cells[0]?tr.cells[0].textContent.toLowerCase():'';
+var ok=!q||c.indexOf(q)>=0;tr.style.display=ok?'':'none';if(ok)shown++;});
+var d=t.closest('details');if(d&&q)d.open=shown>0;});});})();
+"""
+"""Client-side filter of the case tables by case ID: inline, no network, no library."""
 _STATUS_COLOR = {"pass": "#2e8b2e", "flake": "#e08a00", "fail": "#c0392b", "error": "#8e1b1b", "timeout": "#d35400",
                  "skip": "#b0b0b0", "xfail": "#8fa3bf", "observed": "#3b73b9"}
 _AMB = re.compile(r"\bAMB-[A-Z0-9][A-Z0-9-]*[A-Z0-9]\b")
@@ -188,8 +200,20 @@ def _decided_by() -> Any:
     return find
 
 
+def _probe_group(case_id: str) -> str:
+    """The family an observed case belongs to (``probes.block_size.mma_sync.sm_90a`` -> ``probes.block_size``;
+    a tcgen05 probe ``...st.probe:sparse_meta`` -> ``probe:sparse_meta``): one collapsed group each."""
+    m = re.search(r"(probe:[\w-]+)", case_id)
+    if m:
+        return m.group(1)
+    parts = re.split(r"[./]", case_id)
+    return ".".join(parts[:2]) if len(parts) > 1 else case_id
+
+
 def observed_table(df: pd.DataFrame) -> list[str]:
-    """Probe answers as a table: what was measured, what it supports, which register entry it decides."""
+    """Probe answers, grouped by probe family and collapsed (``<details>``: the answers are reference
+    material, not what a reader looks for first): what was measured, what it supports, which register
+    entry it decides. A column no row of a group fills is left out, so no row reads as a blank."""
     obs = df[df["status"] == "observed"]
     if obs.empty:
         return []
@@ -199,17 +223,23 @@ def observed_table(df: pd.DataFrame) -> list[str]:
         o = _obs_json(rec.get("observation"))
         msg = str(rec.get("message") or "")
         note = re.sub(r"^observation; ", "", msg)
-        rows.append({"case": rec["case_id"], "backend": rec.get("backend"),
-                     "answer": str(o["answer"]) if "answer" in o else "(no observation JSON: see note)",
+        rows.append({"group": _probe_group(str(rec["case_id"])), "case": rec["case_id"], "backend": rec.get("backend"),
+                     "answer": str(o["answer"]) if "answer" in o else "",
                      "supports": _supports(o) or _hypothesis(msg), "measured (hex)": _hex_list(o),
                      "register": " ".join(x for x in (decides(str(rec["case_id"])),
                                                       register_ids(rec.get("assumes"), msg)) if x),
                      "note": note[:300]})
-    view = pd.DataFrame(rows)
-    view = view[[c for c in view.columns if c == "case" or (view[c].fillna("") != "").any()]]
-    more = f"<p>the first {len(view)} of {len(obs)} are shown</p>" if len(obs) > len(view) else ""
-    return [f"<h2 id='observed'>Observed answers ({len(obs)})</h2><p>probes of what the spec leaves open: "
-            "recorded, never judged</p>", more, _table(view, "wide obs")]
+    more = f"<p>the first {len(rows)} of {len(obs)} are shown</p>" if len(obs) > len(rows) else ""
+    out = [f"<h2 id='observed'>Observed answers ({len(obs)})</h2><p>probes of what the spec leaves open: "
+           "recorded, never judged; one group per probe, opened by a click</p>", more]
+    for group, part in pd.DataFrame(rows).groupby("group", sort=True):
+        view = part.drop(columns=["group"])
+        view = view[[c for c in view.columns if c == "case" or (view[c].fillna("") != "").any()]]
+        answers = sorted({a for a in part["answer"] if a})
+        said = f": {html.escape(', '.join(answers[:3]))}{' ...' if len(answers) > 3 else ''}" if answers else ""
+        out.append(f"<details class='obs'><summary><b>{html.escape(str(group))}</b> ({len(part)}){said}</summary>"
+                   f"{_table(view, 'wide obs filterable')}</details>")
+    return out
 
 
 def diagnosis(message: Any, first: Any = None) -> str:
@@ -247,7 +277,27 @@ def _flakes(df: pd.DataFrame) -> list[str]:
         return []
     view = flaky[["case_id", "backend", "attempts", "message"]].head(500)
     view = view.assign(attempts=view["attempts"].astype("Int64"))
-    return [f"<h2>Flakes ({len(flaky)})</h2><p>failed, then passed on a retry</p>", _table(view, "wide")]
+    return [f"<h2 id='flakes'>Flakes ({len(flaky)})</h2><p>failed, then passed on a retry</p>",
+            _table(view, "wide filterable")]
+
+
+def _waived(run: dict[str, Any]) -> list[str]:
+    """Cases the expectations file waived (known failures, flakes, skips: a decision with a bug and a
+    reason, kept visible apart from the failures), and entries that did nothing in this run."""
+    info = run.get("expectations") or {}
+    rows = info.get("waived_cases") or []
+    out = []
+    if rows:
+        view = pd.DataFrame(rows)[["case_id", "got", "expect", "bug", "reason"]]
+        out += [f"<h2 id='waived'>Waived by the expectations ({info.get('waived', len(rows))})</h2>"
+                f"<p>known to end this way on this configuration ({html.escape(str(info.get('file')))}); "
+                "not counted as failures of this run</p>", _table(view, "wide filterable")]
+    idle = [(e, "matches no case") for e in info.get("matching_none") or []]
+    idle += [(e, "for a device, driver or ptxas that did not run here") for e in info.get("not_applicable") or []]
+    if idle:
+        out += [f"<h3>Expectation entries that did nothing ({len(idle)})</h3>",
+                _table(pd.DataFrame(idle, columns=["entry", "why"]), "wide")]
+    return out
 
 
 def _coverage_sections(df: pd.DataFrame) -> list[str]:
@@ -279,6 +329,10 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         columns=["field", "value"],
     )
     bad = df[df["status"].isin(["fail", "error", "timeout"])]
+    waived_ids = {w["case_id"] for w in (run.get("expectations") or {}).get("waived_cases") or []}
+    n_waived = int(bad["case_id"].isin(waived_ids).sum()) if waived_ids else 0
+    if n_waived:
+        bad = bad[~bad["case_id"].isin(waived_ids)]
     bad_view = bad[["case_id", "status", "backend", "spec_rows", "mismatches", "first_mismatch", "message"]].head(500)
     bad_view = bad_view.assign(spec_rows=bad_view["spec_rows"].fillna("").map(compact_refs))
     bad_view = bad_view.assign(message=[_without_first(m, f) for m, f in
@@ -291,28 +345,52 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
     if not timing.empty:
         timing.columns = [" ".join(c) for c in timing.columns]
         timing = timing.reset_index()
+    if not timing.empty and "kernel_us count" in timing.columns and not timing["kernel_us count"].any():
+        timing = timing.drop(columns=[c for c in timing.columns if c.startswith("kernel_us")])  # CPU: none measured
     by_table = _counts(spec_tables(df).drop_duplicates(["case_id", "table"]), "table")
+    waived = _waived(run)
+    observed = observed_table(df)
+    flakes = _flakes(df)
+    coverage = _coverage_sections(df)
+    toc = [("failures", f"Failures, errors and timeouts ({len(bad)})")]
+    toc += [("flakes", "Flakes")] if flakes else []
+    toc += [("waived", "Waived by the expectations")] if waived else []
+    n_obs = int((df["status"] == "observed").sum()) if tot else 0
+    toc += [("observed", f"Observed answers ({n_obs})")] if observed else []
+    toc += [("counts", "Counts by suite, spec table, backend"), ("timing", "Timing")]
+    toc += [("coverage", "What the verdicts rest on; coverage")] if coverage else []
+    toc += [("run", "Run"), ("register", "Ambiguity register")] if extra_sections else [("run", "Run")]
     sections = [
         f"<h1>mmacts run</h1><p>{tot} cases: {summary}</p>",
-        status_chart(df),
         banner(df),
-        "<h2>Run</h2>", _table(meta),
-        "<h2>By suite</h2>", _table(_counts(df, "suite")),
-        "<h2>By spec table</h2><p>cases citing at least one row of the table</p>",
-        _table(by_table) if len(by_table) else "<p>no case of this run cites a spec-table row</p>",
-        "<h2>By backend</h2>", _table(_counts(df, "backend")),
-        f"<h2>Failures, errors and timeouts ({len(bad)})</h2>",
+        status_chart(df),
+        "<nav class='toc'>" + "".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in toc) + "</nav>",
+        "<input id='filter' type='search' placeholder='filter the case tables by case ID' aria-label='filter'>",
+        f"<h2 id='failures'>Failures, errors and timeouts ({len(bad)})</h2>",
+        (f"<p>{n_waived} more are waived by the expectations: <a href='#waived'>listed apart</a></p>"
+         if n_waived else ""),
         (f"<p>the first {len(bad_view)} are shown; every one is in results.csv / results.parquet</p>"
          if len(bad) > len(bad_view) else ""),
         *failure_groups(bad),
         "<h3>Every failure</h3>" if len(bad) else "",
-        _table(bad_view, "wide") if len(bad) else "<p>none</p>",
-        *_flakes(df),
-        *observed_table(df),
-        "<h2>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
-        *_coverage_sections(df),
+        _table(bad_view, "wide filterable") if len(bad) else "<p>none</p>",
+        *flakes,
+        *waived,
+        *observed,
+        "<h2 id='counts'>By suite</h2>", _table(_counts(df, "suite")),
+        "<h2>By spec table</h2><p>cases citing at least one row of the table</p>",
+        _table(by_table) if len(by_table) else "<p>no case of this run cites a spec-table row</p>",
+        "<h2>By backend</h2>", _table(_counts(df, "backend")),
+        "<h2 id='timing'>Timing</h2>", _table(timing) if not timing.empty else "<p>no timings</p>",
+        "<div id='coverage'></div>" if coverage else "", *coverage,
+        "<h2 id='run'>Run</h2>", _table(meta),
     ]
+    if extra_sections:
+        sections.append("<details id='register'><summary><b>Ambiguity register</b> (every place the spec is "
+                        "unclear, its readings and what this run answered): open</summary>")
     sections += extra_sections or []
+    if extra_sections:
+        sections.append("</details>")
     body = "\n".join(sections)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>mmacts run</title>"
-            f"<style>{_CSS}</style></head><body>{body}</body></html>")
+            f"<style>{_CSS}</style></head><body>{body}<script>{_FILTER_JS}</script></body></html>")

@@ -56,9 +56,62 @@ def empty_record(**fields: Any) -> dict[str, Any]:
     return rec
 
 
+def repair_tail(path: Path | str) -> str | None:
+    """Make ``path`` end at a line boundary before anything is appended to it.
+
+    A kill while a record is being written leaves its line cut (no newline). Appending the next
+    record onto that fragment would glue the two into one line that is not JSON: the case being
+    written is lost *and* the next one with it, and every strict reader refuses the file after.
+    So a writer calls this first: a fragment that is a whole record (the kill came between the
+    record and its newline) gets its newline; any other fragment is cut off (its case has no
+    record, so a resume runs it again). Returns what was done (``None``: the file was fine), for
+    the run's messages. Only the bytes after the last newline are ever touched.
+    """
+    path = Path(path)
+    try:
+        fh = open(path, "r+b")  # noqa: SIM115 -- closed below
+    except FileNotFoundError:
+        return None
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return None
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return None
+        # find the start of the last line, reading backwards in blocks
+        pos, start = size, 0
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            fh.seek(pos)
+            nl = fh.read(step).rfind(b"\n")
+            if nl >= 0:
+                start = pos + nl + 1
+                break
+        fh.seek(start)
+        tail = fh.read()
+        try:
+            rec = json.loads(tail)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            rec = None
+        if isinstance(rec, dict) and isinstance(rec.get("case_id"), str) and "status" in rec:
+            fh.seek(size)
+            fh.write(b"\n")
+            what = f"completed the last record of {path.name} (its newline was cut off)"
+        else:
+            fh.truncate(start)
+            what = f"removed a cut-off last record of {path.name} ({size - start} bytes)"
+        fh.flush()
+        os.fsync(fh.fileno())
+    return what
+
+
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one record as one line and flush it to disk before returning."""
+    """Append one record as one line and flush it to disk before returning (after
+    :func:`repair_tail`: a line cut by a kill is never glued to this one)."""
     line = json.dumps(record, sort_keys=True, default=str) + "\n"
+    repair_tail(path)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()

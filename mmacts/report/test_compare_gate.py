@@ -108,3 +108,21 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture,
     err = capsys.readouterr().err
     assert rc == 2 and words in err and len(err.strip().splitlines()) == 1
     assert not (base / "compare.csv").exists()
+
+
+def test_status_transitions_are_counted_with_their_meaning(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """fail -> pass is an improvement (a baseline listing it is now wrong), pass -> timeout a regression:
+    each pair counted in compare.json, on the console and on the page; the CSV has a column for it."""
+    base = make_run(tmp_path / "base", [rec("a", "fail"), rec("b", "fail"), rec("c", "pass"), rec("d", "fail"),
+                                        rec("e", "pass")], options=SEL)
+    new = make_run(tmp_path / "new", [rec("a", "pass"), rec("b", "pass"), rec("c", "timeout"), rec("d", "error"),
+                                      rec("e", "pass")], options=SEL)
+    rc, out, _, df = _cmp(capsys, base, new)
+    assert rc == 1
+    summary = json.loads((new / "compare.json").read_text())["transitions"]
+    assert summary == {"fail -> pass": {"cases": 2, "meaning": "improvement (unexpected if a baseline lists it)"},
+                       "pass -> timeout": {"cases": 1, "meaning": "regression"},
+                       "fail -> error": {"cases": 1, "meaning": "failure changed kind"}}
+    assert "status transitions: 2 fail -> pass (improvement), 1 pass -> timeout (regression)" in out
+    assert dict(zip(df["case_id"], df["transition"], strict=True))["c"] == "pass -> timeout"
+    assert "<h2>Status transitions</h2>" in (new / "compare.html").read_text()

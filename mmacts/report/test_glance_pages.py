@@ -46,7 +46,7 @@ def test_index_has_a_chart_an_observed_table_and_grouped_failures() -> None:
     groups = re.sub(r"\s+", " ", page.split("Grouped by diagnosis")[1].split("</table>")[0])
     assert "<td>2</td> <td>fail</td> <td>suspect the instruction descriptor</td>" in groups
     assert "<td>1</td> <td>fail</td> <td>whole rows wrong -&gt; SFA layout</td>" in groups
-    obs = page.split("Observed answers (1)")[1]
+    obs = page.split("<h2 id='observed'>Observed answers (1)")[1]
     assert "block_size=16" in obs and "block_size in {16}" in obs and "0x477fe800" in obs
     assert "decides AMB-ACC-BLOCKSIZE" in obs and "AMB-ACC-PRECISION" in obs  # register entry decided / named
 

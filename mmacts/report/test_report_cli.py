@@ -131,7 +131,12 @@ def test_merge_takes_a_shard_that_ships_only_parquet(tmp_path: Path) -> None:
     """read_run accepts a parquet-only run; merge must not silently drop its cases."""
     a = make_run(tmp_path / "a", [rec("c1", "pass")], complete=True, **shard(0))
     b = make_run(tmp_path / "b", [rec("c2", "fail", mismatches=3)], complete=True, **shard(1))
-    assert main(["merge", str(tmp_path / "b2"), str(b)]) == 0  # writes b2/results.parquet
+    import shutil
+
+    from mmacts.report.write import write_reports
+
+    shutil.copytree(b, tmp_path / "b2")
+    write_reports(tmp_path / "b2", json.loads((b / "run.json").read_text()))  # writes b2/results.parquet
     (tmp_path / "b2" / "results.jsonl").unlink()
     out = tmp_path / "m"
     assert main(["merge", str(out), str(a), str(tmp_path / "b2")]) == 0
@@ -167,7 +172,8 @@ def test_merge_refuses_missing_or_doubled_shards(tmp_path: Path, capsys) -> None
     b = make_run(tmp_path / "b", [rec("c2", "pass")], complete=True, **shard(1, 3))
     b2 = make_run(tmp_path / "b2", [rec("c2", "pass")], complete=True, **shard(1, 3))
     plain = make_run(tmp_path / "p", [rec("c2", "pass")], complete=True, options={"level": "smoke"})
-    for runs, words in (((a, b), "shard 2/3 missing"), ((a, b, b2), "given twice"), ((a, plain), "not a shard")):
+    for runs, words in (((a, b), "shard 2/3 missing"), ((a, b, b2), "given twice"), ((a, plain), "not a shard"),
+                        ((plain,), "not a shard"), ((a,), "shards 1/3, 2/3 missing")):
         out = tmp_path / "m"
         assert main(["merge", str(out), *map(str, runs)]) == 2
         err = capsys.readouterr().err

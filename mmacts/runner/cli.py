@@ -184,9 +184,21 @@ def child_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+_HELD: dict = {}
+"""This command's run: ``run_dir`` (once known) and ``lock`` (its :class:`~mmacts.runner.runlock.RunLock`)."""
+
+
 def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """Start a test process (the one place a run starts pytest: tests replace it)."""
-    return subprocess.Popen(argv, cwd=REPO_ROOT, env=env)
+    """Start a test process (the one place a run starts pytest: tests replace it). It inherits the
+    run's lock (held while it lives) and dies with this process (``mmacts.runner.lifeline``)."""
+    from mmacts.runner.lifeline import PARENT_ENV
+
+    lock = _HELD.get("lock")
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=dict(env, **{PARENT_ENV: str(os.getpid())}),
+                            pass_fds=lock.inheritable_fd() if lock else ())
+    if lock:
+        lock.note_child(proc.pid)
+    return proc
 
 
 def _call(argv: list[str], env: dict[str, str]) -> int:
@@ -211,7 +223,94 @@ def _warm_reports() -> None:
         pass
 
 
+INTERRUPTED = 130
+"""Exit status of an interrupted run (128 + SIGINT, what a shell reports)."""
+TERMINATED = 143
+"""Exit status of a run ended by SIGTERM (128 + 15): a scheduler's time limit (Slurm), a pod's stop."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as an interrupt: the test process is stopped, the lock given back, the resume
+    command printed (by default the signal ended this process with nothing said)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """``mmacts run``: the run itself is :func:`_run`; here the run directory's lock is given back
+    however it ends, and an interrupt (Ctrl-C, SIGTERM) says where the partial run is and how to
+    complete it."""
+    import signal
+    import threading
+
+    _HELD.clear()
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(args)
+    except KeyboardInterrupt as exc:
+        run_dir = _HELD.get("run_dir")
+        where = (f"; partial results kept in {run_dir}; resume with: mmacts run --resume {run_dir}"
+                 if run_dir is not None and run_dir.is_dir() else "")
+        print(f"mmacts: {'terminated' if isinstance(exc, _Terminated) else 'interrupted'}{where}", file=sys.stderr)
+        return TERMINATED if isinstance(exc, _Terminated) else INTERRUPTED
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+        lock = _HELD.pop("lock", None)
+        if lock is not None:
+            lock.release()
+
+
+def _lock(run_dir: Path, command: list[str]) -> None:
+    """Own ``run_dir`` for this command (one line, exit 2, when a live process owns it)."""
+    from mmacts.runner.runlock import RunLock, RunLocked
+
+    try:
+        _HELD["lock"] = RunLock(run_dir).acquire(command)
+    except RunLocked as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
+    except OSError as exc:  # a read-only or vanished run directory
+        raise UsageError(f"cannot lock {run_dir}: {exc.strerror or exc}") from None
+    _HELD["run_dir"] = run_dir
+
+
+def _check_resume_options(args: argparse.Namespace, opts: dict, run_dir: Path) -> None:
+    """``--resume`` completes a run as it was started: an option that would change its cases is
+    refused (one line), one that repeats the run's own value is honoured (it changes nothing)."""
+    ours = {"--suite": (",".join(args.suite) if args.suite else None, ",".join(opts.get("suites") or []) or None),
+            "-k": (args.k, opts.get("k")),
+            "--shard": (args.shard, opts.get("shard")),
+            "--rows": (",".join(args.rows) if args.rows else None, ",".join(opts.get("rows") or []) or None),
+            "--arch": (",".join(args.arch) if args.arch else None, ",".join(opts.get("arch") or []) or None),
+            "--expectations": (str(Path(args.expectations).resolve()) if args.expectations else None,
+                               opts.get("expectations")),
+            "--retries": (args.retries or None, opts.get("retries") or None),
+            "--caselist": (str(Path(args.caselist).resolve()) if args.caselist else None, opts.get("caselist")),
+            "--fraction": (args.fraction, opts.get("fraction")),
+            "--mandatory": (str(Path(args.mandatory).resolve()) if args.mandatory else None, opts.get("mandatory")),
+            "--strict-expectations": (args.strict_expectations or None, opts.get("strict_expectations")),
+            "--out": (args.out, None)}
+    for flag, default in (("--level", "standard"), ("--backend", "auto")):
+        given = getattr(args, flag[2:])
+        ours[flag] = (given if given != default else None, opts.get(flag[2:]))
+    for flag, (given, stored) in ours.items():
+        if given is None or given == stored or (flag in ("--suite", "--rows", "--arch") and _same_list(given, stored)):
+            continue
+        shown = " ".join(stored) if isinstance(stored, list) else stored
+        raise UsageError(f"--resume completes {run_dir} as it was started ({flag} {shown or '(none)'}); "
+                         f"{flag} {' '.join(given) if isinstance(given, list) else given} would change it: "
+                         "start a new run instead")
+
+
+def _same_list(a: str | None, b: str | None) -> bool:
+    return sorted((a or "").split(",")) == sorted((b or "").split(","))
+
+
+def _run(args: argparse.Namespace) -> int:
     _check_numbers(args)
     suites = _check_suites(args.suite)
     workers = _workers(args.n)
@@ -226,12 +325,25 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
         if old.get("schema") != "mmacts-run/1":
             raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
-        _check_resumable(run_dir)
         opts = old.get("options", {})
+        _check_resume_options(args, opts, run_dir)
+        _check_resumable(run_dir)
+        _lock(run_dir, ["mmacts", *sys.argv[1:]])
+        from mmacts.report.records import repair_tail
+
+        try:
+            repaired = repair_tail(run_dir / "results.jsonl")
+        except OSError as exc:
+            raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
+        if repaired:
+            print(f"mmacts: {repaired}", file=sys.stderr)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
-        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"))
+        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"),
+                                      caselist=opts.get("caselist"), fraction=opts.get("fraction"),
+                                      mandatory=opts.get("mandatory"))
         expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
+        strict = bool(opts.get("strict_expectations"))
         require_gpu = bool(opts.get("require_gpu")) or args.require_gpu
         unknown = [s for s in suites if s not in suite_names()]
         if unknown:
@@ -243,12 +355,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
         sel_args, retries, require_gpu = args, args.retries, args.require_gpu
         expect_file = str(Path(args.expectations).resolve()) if args.expectations else None
+        strict = args.strict_expectations
     scheduler = old.get("scheduler") if old else None
     if not old:  # --shard auto: the shard from the scheduler's environment (Slurm, Kubernetes)
         shard, scheduler = _resolve_shard(shard)
     from mmacts.runner.expectations import check_made_on, prepare_run
 
-    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries)
+    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries, strict)
     from mmacts.runner import console
 
     on_model, why = console.gpu_plan(suites, backend)
@@ -257,6 +370,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_out(run_dir.parent)
     _check_toolchain()
     run_dir.mkdir(parents=True, exist_ok=True)
+    if "lock" not in _HELD:
+        _lock(run_dir, ["mmacts", *sys.argv[1:]])
 
     from mmacts.report.atomic import write_text_atomic
     from mmacts.report.runinfo import SCHEMA, collect, now
@@ -265,7 +380,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
                "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
                "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
-               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args)}
+               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args),
+               "strict_expectations": strict or None, "caselist": sel.files[0],
+               "fraction": f"{sel.fraction[0]}/{sel.fraction[1]}" if sel.fraction else None, "mandatory": sel.files[1]}
     if not old:  # a run directory is resumable from the start, before its full description exists
         write_text_atomic(run_dir / "run.json", json.dumps(
             {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
@@ -352,7 +469,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
               f"partial results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}",
               file=sys.stderr)
-        return rc
+        return INTERRUPTED if rc == 2 else rc
     from mmacts.runner import expectations as gating
 
     def again(extra: list[str]) -> int:  # one more test process, for the retries of unexpected failures
@@ -361,10 +478,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             _blame_inflight(run_dir, rc)
         return rc
 
-    flakes = gating.retry_unexpected(run_dir, again, retries, baseline)
+    flakes = gating.retry_unexpected(run_dir, again, retries, gating.applying(baseline, run))
     verdicts: list = []
     if baseline is not None:
-        verdicts, run["expectations"] = gating.gate(run_dir, baseline)
+        verdicts, run["expectations"] = gating.gate(run_dir, baseline, run, strict)
     timing.mark("pytest_done", "cli")
     df = write_reports(run_dir, run)
     timing.mark("reports_written", "cli")
@@ -373,7 +490,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"mmacts: {line}", file=sys.stderr)
     if on_model:
         print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
-    for line in gating.summary(verdicts, flakes, baseline, run_dir):
+    for line in gating.summary(verdicts, flakes, baseline, run_dir, info=run.get("expectations")):
         print(f"mmacts: {line}", file=sys.stderr)
     ingested = _ingest_into(run_dir, args.db) if getattr(args, "db", None) else True
     print(run_dir)
@@ -452,6 +569,7 @@ DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cl
              "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest",
              "vm": "mmacts.ptxvm.cli"}
 """Subcommands whose own module parses the rest of the command line."""
+DELEGATED["package"] = "mmacts.report.package"  # submission packages (mmacts.report.package)
 
 
 def _delegate(module: str, argv: list[str]) -> int:
@@ -482,6 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_arguments(r, k=False)
     r.add_argument("--expectations", default=None, metavar="FILE",
                    help="baseline of known failures, flakes and skips: exit 0 when the run matches it")
+    r.add_argument("--strict-expectations", action="store_true",
+                   help="an expectation entry that matches no case (exit 2 before the run) or is for a device, "
+                   "driver or ptxas that did not run here (exit 1) is an error, not a warning")
     r.add_argument("--retries", type=int, default=0, metavar="N",
                    help="re-run unexpected failures up to N times; one that passes is recorded as flake")
     r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
@@ -537,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        return _fail("interrupted")
+        print("mmacts: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # ``mmacts list | head -1``: the reader has what it wanted
         return _closed_stdout()
 

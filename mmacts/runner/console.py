@@ -62,7 +62,11 @@ def _counts_text(c: Counter) -> str:
 def _eta(done: int, total: int, elapsed: float) -> str:
     if done <= 0 or total <= done or elapsed <= 0:
         return "-"
-    s = int(elapsed / done * (total - done))
+    return _fmt_s(elapsed / done * (total - done))
+
+
+def _fmt_s(seconds: float) -> str:
+    s = int(seconds)
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
@@ -78,7 +82,13 @@ class Progress:
         self.by_suite: dict[str, Counter] = {s: Counter() for s in totals}
         self.seen: set[str] = set()
         self.offset = 0
-        self.start = time.monotonic()
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.began: dict[str, float] = {}
+        """When each suite began: the arrival of the last record before its first (the run's start for the
+        first suite): its cases' own pace gives its ETA, not the run's average (a slow suite, peers,
+        left an ETA of ~2m standing for five minutes when the average came from fast suites)."""
+        self._last_arrival: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._finished: set[str] = set()
@@ -94,6 +104,7 @@ class Progress:
         if end < 0:
             return
         self.offset += end + 1
+        now = self.clock()
         for line in data[:end].splitlines():
             try:
                 rec = json.loads(line)
@@ -103,17 +114,32 @@ class Progress:
             if not cid or cid in self.seen:
                 continue
             self.seen.add(cid)
-            self.by_suite.setdefault(rec.get("suite") or "?", Counter())[rec.get("status") or "?"] += 1
+            suite = rec.get("suite") or "?"
+            if suite not in self.began:
+                self.began[suite] = self.start if self._last_arrival is None else self._last_arrival
+            self._last_arrival = now
+            self.by_suite.setdefault(suite, Counter())[rec.get("status") or "?"] += 1
 
     def lines(self) -> list[str]:
-        elapsed = time.monotonic() - self.start
+        now = self.clock()
+        elapsed = now - self.start
         done_all = sum(sum(c.values()) for c in self.by_suite.values())
         total_all = sum(self.totals.values())
         out = []
+        left_s, unknown = 0.0, []
         for suite, c in self.by_suite.items():
             n, total = sum(c.values()), self.totals.get(suite, 0)
-            out.append(f"{suite} {n}/{total or '?'} ({_counts_text(c)})")
-        out.append(f"all {done_all}/{total_all}, {int(elapsed)}s, ETA {_eta(done_all, total_all, elapsed)}")
+            line = f"{suite} {n}/{total or '?'} ({_counts_text(c)})"
+            if total > n and n:
+                spent = now - self.began.get(suite, self.start)
+                left_s += spent / n * (total - n)
+                line += f", ETA {_eta(n, total, spent)}"
+            out.append(line)
+        unknown = [s for s, t in self.totals.items() if t and not sum(self.by_suite.get(s, Counter()).values())]
+        eta = "-" if left_s <= 0 else _fmt_s(left_s)
+        if unknown:  # no case of these has ended: their pace is unknown, and an ETA that hid them would lie
+            eta = f"{eta if left_s > 0 else ''}{' + ' if left_s > 0 else ''}{', '.join(unknown)} not started"
+        out.append(f"all {done_all}/{total_all}, {int(elapsed)}s, ETA {eta}")
         return out
 
     def tick(self, force: bool = False) -> None:

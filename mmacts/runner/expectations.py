@@ -4,10 +4,13 @@ A baseline is a small CSV file (``#`` lines are comments), one line per case tha
 
     # mmacts expectations
     # made on: NVIDIA H200 sm_90 / driver 570.86 (CUDA 12.8) / ptxas 13.5.37 / backend cuda
-    case_id,expect,reason
-    mma_sync.m16n8k32.mxf4.2X.ue8m0/e2m1xe2m1/bida0-tida0-bidb0-tidb0/exact,fail,"12 mismatches, first ..."
-    tcgen05.probe.*,flake,intermittent timeout on driver 580
-    hopper.wgmma.m64n256k32.*,skip,hangs the GPU on driver 575 (bug 4711)
+    case_id,expect,reason,bug,device,driver,ptxas
+    mma_sync.m16n8k32.mxf4.2X.ue8m0/e2m1xe2m1/bida0-tida0-bidb0-tidb0/exact,fail,"12 mismatches, first ...",,,,
+    probes.final_rounding.*,flake,intermittent timeout,4711,,580.*,
+    hopper.wgmma.m64n64k32.*,skip,hangs the GPU,4712,H100,575.*,
+
+The last four columns are optional (a waiver): the bug it is tracked under and the device / driver /
+ptxas it applies to (:data:`COLUMNS`, :meth:`Entry.applies`); a file of three columns is read as before.
 
 ``expect`` is ``fail``, ``error`` or ``timeout`` (a known failure with the status it ends with),
 ``flake`` (any outcome is accepted) or ``skip`` (not run; recorded as ``skip`` with the reason,
@@ -36,7 +39,12 @@ from typing import Any
 BAD = ("fail", "error", "timeout")
 EXPECTS = (*BAD, "flake", "skip")
 HEADER = ("case_id", "expect", "reason")
+SCOPE = ("device", "driver", "ptxas")
+COLUMNS = (*HEADER, "bug", *SCOPE)
+"""Every column an entry may have: after ``reason`` a waiver's bug id and the device / driver / ptxas it
+applies to (each a part of what run.json records, ``*`` any text, case-insensitive; empty: any)."""
 UNEXPECTED_FILE = "unexpected.csv"
+WAIVED_FILE = "waived.csv"
 
 
 class ExpectationsError(Exception):
@@ -49,6 +57,31 @@ class Entry:
     expect: str
     reason: str = ""
     line: int = 0
+    bug: str = ""
+    device: str = ""
+    driver: str = ""
+    ptxas: str = ""
+
+    @property
+    def scope(self) -> dict[str, str]:
+        """The device / driver / ptxas this entry is limited to (only those given)."""
+        return {k: getattr(self, k) for k in SCOPE if getattr(self, k)}
+
+    def applies(self, env: dict[str, str]) -> bool:
+        """Whether this entry is about a run on ``env`` (:func:`env_of`): every scope value given is
+        a part of the run's (``*`` any text, case-insensitive)."""
+        for key, want in self.scope.items():
+            pat = ".*".join(re.escape(p) for p in want.split("*"))
+            if not re.search(pat, env.get(key) or "", re.IGNORECASE):
+                return False
+        return True
+
+    def describe(self) -> str:
+        """``CASE (line N; bug B; device D)``: how a report names an entry."""
+        extra = [f"line {self.line}"] if self.line else []
+        extra += [f"bug {self.bug}"] if self.bug else []
+        extra += [f"{k} {v}" for k, v in self.scope.items()]
+        return f"{self.case_id} ({'; '.join(extra)})" if extra else self.case_id
 
 
 @dataclass
@@ -57,6 +90,8 @@ class Baseline:
     patterns: list[tuple[re.Pattern[str], Entry]] = field(default_factory=list)
     made_on: str = ""
     path: str = ""
+    stale: list[Entry] = field(default_factory=list)
+    """Entries that match no case of this checkout's suites at any level (set by :func:`prepare_run`)."""
 
     def lookup(self, case_id: str) -> Entry | None:
         e = self.entries.get(case_id)
@@ -69,6 +104,34 @@ class Baseline:
 
     def all_entries(self) -> list[Entry]:
         return sorted([*self.entries.values(), *(e for _, e in self.patterns)], key=lambda e: e.case_id)
+
+    def for_env(self, env: dict[str, str]) -> tuple[Baseline, list[Entry]]:
+        """(the baseline of the entries that apply to a run on ``env``, the entries that do not)."""
+        out = Baseline(made_on=self.made_on, path=self.path)
+        other: list[Entry] = []
+        for cid, e in self.entries.items():
+            if e.applies(env):
+                out.entries[cid] = e
+            else:
+                other.append(e)
+        for pat, e in self.patterns:
+            if e.applies(env):
+                out.patterns.append((pat, e))
+            else:
+                other.append(e)
+        return out, sorted(other, key=lambda e: e.line)
+
+    def matching_none(self, case_ids: Iterable[str]) -> list[Entry]:
+        """Entries (exact or pattern) that match none of ``case_ids``: stale, or a typo; either
+        way an entry that silently does nothing (a ``skip`` for a GPU-hanging case among them)."""
+        ids = set(case_ids)
+        stale = [e for cid, e in self.entries.items() if cid not in ids]
+        stale += [e for pat, e in self.patterns if not any(pat.fullmatch(c) for c in ids)]
+        return sorted(stale, key=lambda e: e.line)
+
+    @property
+    def has_extra_columns(self) -> bool:
+        return any(e.bug or e.scope for e in self.all_entries())
 
 
 def _pattern(case_id: str) -> re.Pattern[str]:
@@ -89,24 +152,35 @@ def parse(text: str, path: str = "<expectations>") -> Baseline:
         except (csv.Error, ValueError) as exc:
             raise ExpectationsError(f"{path}:{n}: not a CSV line ({exc})") from exc
         rows.append((n, [c.strip() for c in row]))
-    if rows and tuple(rows[0][1][:3]) == HEADER:
+    names: tuple[str, ...] = COLUMNS
+    if rows and tuple(rows[0][1][:2]) == HEADER[:2]:
+        n, names = rows[0][0], tuple(rows[0][1])
+        unknown = [c for c in names if c not in COLUMNS]
+        if unknown or len(set(names)) != len(names):
+            raise ExpectationsError(f"{path}:{n}: unknown or repeated column {(unknown or list(names))[0]!r} "
+                                    f"(columns: {', '.join(COLUMNS)})")
         rows = rows[1:]
+    seen: dict[tuple[str, tuple], int] = {}
     for n, row in rows:
-        if len(row) < 2 or len(row) > 3:
-            raise ExpectationsError(f"{path}:{n}: expected 'case_id,expect,reason', got {len(row)} fields")
-        case_id, expect, reason = row[0], row[1], row[2] if len(row) > 2 else ""
+        if len(row) < 2 or len(row) > len(names):
+            raise ExpectationsError(f"{path}:{n}: expected 'case_id,expect,reason' (then optionally "
+                                    f"{','.join(c for c in names if c not in HEADER) or 'nothing'}), "
+                                    f"got {len(row)} fields")
+        fields = dict(zip(names, row, strict=False))
+        case_id, expect, reason = fields["case_id"], fields["expect"], fields.get("reason", "")
         if not case_id:
             raise ExpectationsError(f"{path}:{n}: empty case_id")
         if expect not in EXPECTS:
             raise ExpectationsError(f"{path}:{n}: expect {expect!r} is not one of {', '.join(EXPECTS)}")
         if expect == "skip" and not reason:
             raise ExpectationsError(f"{path}:{n}: a skip needs a reason (third field)")
-        entry = Entry(case_id, expect, reason, n)
-        if "*" in case_id:
+        entry = Entry(case_id, expect, reason, n, **{k: fields.get(k, "") for k in ("bug", *SCOPE)})
+        where = (case_id, tuple(sorted(entry.scope.items())))
+        if where in seen:
+            raise ExpectationsError(f"{path}:{n}: {case_id} is listed twice (first on line {seen[where]})")
+        seen[where] = n
+        if "*" in case_id or case_id in base.entries:  # one case for two devices: the second scope as a pattern
             base.patterns.append((_pattern(case_id), entry))
-        elif case_id in base.entries:
-            first = base.entries[case_id].line
-            raise ExpectationsError(f"{path}:{n}: {case_id} is listed twice (first on line {first})")
         else:
             base.entries[case_id] = entry
     return base
@@ -131,6 +205,28 @@ def made_on(meta: dict[str, Any]) -> str:
     ptxas = f"ptxas {(meta.get('toolchain') or {}).get('ptxas') or '-'}"
     backend = f"backend {(meta.get('options') or {}).get('backend') or '-'}"
     return " / ".join(x for x in (gpu, driver, ptxas, backend) if x)
+
+
+def env_of(meta: dict[str, Any]) -> dict[str, str]:
+    """What an entry's scope is matched against, from run.json: ``device`` (``NVIDIA B200 sm_100``,
+    or ``no GPU``), ``driver`` (``580.65 CUDA 13.0``), ``ptxas`` (``13.5.37``)."""
+    g = meta.get("gpu") or {}
+    usable = bool(g.get("usable"))
+    return {"device": f"{g.get('name') or ''} {g.get('compute_capability') or ''}".strip() if usable else "no GPU",
+            "driver": f"{g.get('kernel_driver') or ''} CUDA {g.get('driver') or ''}".strip() if usable else "",
+            "ptxas": str((meta.get("toolchain") or {}).get("ptxas") or "")}
+
+
+def local_env() -> dict[str, str]:
+    """:func:`env_of` for this machine, asked directly (the test process applies scoped skips before the
+    CLI has written run.json)."""
+    from mmacts.backends import gpu
+    from mmacts.report.runinfo import _toolchain
+
+    g = gpu.probe()
+    return env_of({"gpu": {"usable": g.usable, "name": g.name, "compute_capability": g.sm,
+                           "kernel_driver": g.kernel_driver, "driver": g.driver_version},
+                   "toolchain": _toolchain()})
 
 
 # ------------------------------------------------------------------------------------- judging
@@ -170,18 +266,22 @@ def judge(records: Iterable[dict[str, Any]], baseline: Baseline | None) -> list[
 
 
 def summary(verdicts: list[Verdict], flakes: list[dict[str, Any]], baseline: Baseline | None, run_dir: Path,
-            limit: int = 15) -> list[str]:
+            limit: int = 15, info: dict[str, Any] | None = None) -> list[str]:
     """The short console summary of a gated run (lines without a prefix)."""
     lines = []
+    info = info or {}
     if baseline is None:
         pass
     elif not verdicts:
         lines.append(f"expectations {baseline.path}: the run matches ({len(baseline.all_entries())} entries)")
     else:
         bad = [v for v in verdicts if v.got in BAD]
-        fixed = [v for v in verdicts if v.got not in BAD]
+        fixed = [v for v in verdicts if v.got in ("pass", "flake")]
+        entries = [v for v in verdicts if v.got in ("stale", "not-applicable")]
         what = ", ".join(x for x in (f"{len(bad)} unexpected fail/error/timeout" if bad else "",
-                                     f"{len(fixed)} unexpected pass" if fixed else "") if x)
+                                     f"{len(fixed)} unexpected pass" if fixed else "",
+                                     f"{len(entries)} entries that did nothing (--strict-expectations)"
+                                     if entries else "") if x)
         lines.append(f"expectations {baseline.path}: {what}")
         for v in verdicts[:limit]:
             msg = v.message.splitlines()[0][:140] if v.message else ""
@@ -192,6 +292,18 @@ def summary(verdicts: list[Verdict], flakes: list[dict[str, Any]], baseline: Bas
         if fixed:
             lines.append(f"  a fixed bug? update the baseline: "
                          f"mmacts expectations update {run_dir} --out {baseline.path}")
+    if baseline is not None and info.get("waived"):
+        ws = info.get("waived_cases") or []
+        lines.append(f"{info['waived']} waived (known, listed in {run_dir / WAIVED_FILE}): " + ", ".join(
+            f"{w['case_id']} {w['got']}" + (f" (bug {w['bug']})" if w.get("bug") else "") for w in ws[:5])
+            + (" ..." if info["waived"] > 5 else ""))
+    if baseline is not None and not info.get("strict"):
+        for key, why in (("matching_none", "match no case"), ("not_applicable", "are for a device, driver or "
+                                                                "ptxas that did not run here")):
+            got = info.get(key) or []
+            if got:
+                lines.append(f"warning: {len(got)} expectation entries {why}: {'; '.join(got[:3])}"
+                             + (" ..." if len(got) > 3 else ""))
     if flakes:
         ids = ", ".join(f"{f['case_id']} ({f.get('attempts')} attempts)" for f in flakes[:5])
         lines.append(f"{len(flakes)} flake(s), passed on a retry: {ids}" + (" ..." if len(flakes) > 5 else ""))
@@ -261,17 +373,71 @@ def retry_unexpected(run_dir: Path, run_again: Callable[[list[str]], int], retri
     return flakes
 
 
-def gate(run_dir: Path, baseline: Baseline) -> tuple[list[Verdict], dict[str, Any]]:
-    """Judge a finished run against ``baseline``; write unexpected.csv; what run.json records."""
+def applying(baseline: Baseline | None, run: dict[str, Any]) -> Baseline | None:
+    """The entries of ``baseline`` that apply to ``run`` (run.json): a failure waived only on another
+    device is unexpected here, and so is retried like any other."""
+    return None if baseline is None else baseline.for_env(env_of(run))[0]
+
+
+def waived(records: Iterable[dict[str, Any]], baseline: Baseline) -> list[dict[str, Any]]:
+    """The cases that did not pass and that the baseline expected so: listed apart in every report
+    (a waiver is a decision someone made; it must stay visible, with its bug and reason)."""
+    out = []
+    for r in records:
+        got = str(r.get("status") or "")
+        e = baseline.lookup(r["case_id"])
+        if e is None or got not in (*BAD, "flake", "skip") or is_unexpected(e.expect, got):
+            continue
+        if got == "skip" and e.expect != "skip":
+            continue  # skipped for another reason (no GPU): not the entry's doing
+        out.append({"case_id": r["case_id"], "got": got, "expect": e.expect, "bug": e.bug,
+                    "reason": e.reason, "entry": e.case_id if "*" in e.case_id else ""})
+    return sorted(out, key=lambda w: w["case_id"])
+
+
+def gate(run_dir: Path, baseline: Baseline, run: dict[str, Any] | None = None,
+         strict: bool = False) -> tuple[list[Verdict], dict[str, Any]]:
+    """Judge a finished run against the entries of ``baseline`` that apply to it (their device /
+    driver / ptxas scope matches ``run``); write unexpected.csv and waived.csv; what run.json records.
+
+    Entries for another device, driver or ptxas did not apply here ("a waiver whose device never
+    ran"): they are named in ``not_applicable``; with ``strict`` each is an unexpected result too,
+    as is an entry that matches no case (``matching_none``, found before the run by prepare_run)."""
     from mmacts.report.records import latest_by_case, read_jsonl
 
     records = latest_by_case(read_jsonl(Path(run_dir) / "results.jsonl"))
-    verdicts = judge(records, baseline)
+    applying, elsewhere = baseline.for_env(env_of(run or {}))
+    verdicts = judge(records, applying)
+    stale = list(getattr(baseline, "stale", []))
+    if strict:
+        verdicts += [Verdict(e.case_id, e.expect, "stale", f"entry on line {e.line} matches no case")
+                     for e in stale]
+        verdicts += [Verdict(e.case_id, e.expect, "not-applicable", f"entry on line {e.line} is for "
+                             + ", ".join(f"{k} {v}" for k, v in e.scope.items()) + ", which did not run here")
+                     for e in elsewhere]
     write_unexpected(run_dir, verdicts)
+    waive = waived(records, applying)
+    write_waived(run_dir, waive)
     info = {"file": baseline.path, "made_on": baseline.made_on, "entries": len(baseline.all_entries()),
             "unexpected": len(verdicts), "unexpected_fail": sum(v.got in BAD for v in verdicts),
-            "unexpected_pass": sum(v.got not in BAD for v in verdicts)}
+            "unexpected_pass": sum(v.got in ("pass", "flake") for v in verdicts),
+            "strict": strict, "waived": len(waive), "waived_cases": waive[:500],
+            "not_applicable": [e.describe() for e in elsewhere], "matching_none": [e.describe() for e in stale]}
     return verdicts, info
+
+
+def write_waived(run_dir: Path, rows: list[dict[str, Any]]) -> Path:
+    from mmacts.report.atomic import write_text_atomic
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = ["case_id", "got", "expect", "bug", "reason", "entry"]
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([r[c] for c in cols])
+    path = Path(run_dir) / WAIVED_FILE
+    write_text_atomic(path, buf.getvalue())
+    return path
 
 
 # ------------------------------------------------------------------------------------- update
@@ -282,23 +448,36 @@ def from_run(records: Iterable[dict[str, Any]], meta: dict[str, Any], old: Basel
              source: str) -> tuple[str, int]:
     """The baseline a run implies, as CSV text (sorted by case ID: diffs stay small)."""
     recs = {r["case_id"]: r for r in records}
-    entries: dict[str, Entry] = {}
+    entries: dict[tuple[str, tuple], Entry] = {}
+
+    def key(e: Entry) -> tuple[str, tuple]:
+        return e.case_id, tuple(sorted(e.scope.items()))
+
+    kept_elsewhere: list[Entry] = []
+    if old is not None:  # entries for another device / driver / ptxas: this run says nothing about them
+        old, kept_elsewhere = old.for_env(env_of(meta))
+    for e in kept_elsewhere:
+        entries[key(e)] = e
     for e in old.all_entries() if old is not None else []:
         in_run = "*" not in e.case_id and e.case_id in recs
         if e.expect in ("skip", "flake") or "*" in e.case_id or not in_run:
-            entries[e.case_id] = e  # skips and flakes stay until a person removes them; so do other selections'
+            entries[key(e)] = e  # skips and flakes stay until a person removes them; so do other selections'
     for cid, r in recs.items():
         st = str(r.get("status") or "")
         known = old.lookup(cid) if old is not None else None
         if known is not None and (known.expect in ("skip", "flake") or ("*" in known.case_id and known.expect == st)):
             continue
         reason = " ".join(_ATTEMPTS.sub("", str(r.get("message") or "")).split())[:160]
+        carry = {k: getattr(known, k) for k in ("bug", *SCOPE)} if known is not None and known.expect == st else {}
         if st in BAD:
-            entries[cid] = Entry(cid, st, reason)
+            new = Entry(cid, st, reason, **carry)
+            entries[key(new)] = new
         elif st == "flake":
-            entries[cid] = Entry(cid, "flake", reason)
+            new = Entry(cid, "flake", reason)
+            entries[key(new)] = new
         elif st == "skip" and str(r.get("message") or "").startswith("expectations: "):
-            entries[cid] = Entry(cid, "skip", str(r["message"])[len("expectations: "):])
+            new = Entry(cid, "skip", str(r["message"])[len("expectations: "):])
+            entries[key(new)] = new
     buf = io.StringIO()
     buf.write("# mmacts expectations: cases that do not pass on this device / driver / toolchain\n")
     buf.write(f"# made on: {made_on(meta)}\n")
@@ -307,9 +486,10 @@ def from_run(records: Iterable[dict[str, Any]], meta: dict[str, Any], old: Basel
               f"{meta.get('start')})\n")
     buf.write("# expect: fail|error|timeout (known failure) | flake (any outcome) | skip (not run; reason required)\n")
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEADER)
-    for e in sorted(entries.values(), key=lambda e: e.case_id):
-        w.writerow([e.case_id, e.expect, e.reason])
+    wide = any(e.bug or e.scope for e in entries.values())  # the waiver columns only where a waiver has them
+    w.writerow(COLUMNS if wide else HEADER)
+    for e in sorted(entries.values(), key=lambda e: (e.case_id, sorted(e.scope.items()))):
+        w.writerow([e.case_id, e.expect, e.reason, *((e.bug, *(getattr(e, k) for k in SCOPE)) if wide else ())])
     return buf.getvalue(), len(entries)
 
 
@@ -370,8 +550,10 @@ def main(argv: list[str]) -> int:
 
 # ------------------------------------------------------------------------------------- mmacts run
 def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_file: str | None,
-                retries: int) -> tuple[Any, Baseline | None]:
-    """Check a run's selection and baseline before anything is started or written (bad input: UsageError)."""
+                retries: int, strict: bool = False) -> tuple[Any, Baseline | None]:
+    """Check a run's selection and baseline before anything is started or written (bad input: UsageError).
+    ``strict`` (``--strict-expectations``): an entry that matches no case of any suite at any level is
+    such bad input (a stale ``skip`` would silently leave a GPU-hanging case in the run)."""
     from mmacts.runner.select import Selection, _usage, cases, check_exact_names, substring_hints
 
     sel = Selection.from_args(ns)
@@ -384,6 +566,12 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
             baseline = load(Path(expect_file))
         except ExpectationsError as exc:
             raise _usage(str(exc)) from exc
+        baseline.stale = baseline.matching_none(all_case_ids())
+        if strict and baseline.stale:
+            e = baseline.stale[0]
+            raise _usage(f"{baseline.path}:{e.line}: {e.case_id} matches no case of any suite at any level"
+                         + (f" (and {len(baseline.stale) - 1} more entries)" if len(baseline.stale) > 1 else "")
+                         + "; --strict-expectations refuses entries that do nothing")
     if sel.k or sel.rows or sel.arch:
         selected = list(cases(suites, level, sel))  # what list shows; pytest selects the same
         if not selected:
@@ -391,6 +579,17 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
         for hint in substring_hints(sel.k, selected):
             print(f"mmacts: note: {hint}", file=sys.stderr)
     return sel, baseline
+
+
+def all_case_ids() -> list[str]:
+    """Every case ID of every suite of this checkout (the full level holds the others' cases)."""
+    from mmacts.runner.select import suite_cases
+    from mmacts.runner.suites import suite_names
+
+    out = []
+    for name in suite_names():
+        out += [c.case_id for c in suite_cases(name, "full")]
+    return out
 
 
 def check_made_on(baseline: Baseline | None, run: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ import pytest
 from mmacts.backends.execute import BACKENDS, Executor
 from mmacts.cases.model import LEVELS, Case
 from mmacts.report.records import RECORD_KEY, empty_record, read_jsonl
-from mmacts.runner import faults, gpu_pinning, timing
+from mmacts.runner import faults, gpu_pinning, lifeline, timing
 from mmacts.runner.recordlog import RecordLog
 
 CASE_MARK = "mmacts_case"
@@ -65,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     worker = workerinput.get("workerid") if workerinput else None
     faults.configure(config.getoption("--mmacts-out"), worker)
+    if worker and os.environ.get(lifeline.WORKERS_ENV):
+        lifeline.die_with_parent()  # an xdist worker of ``mmacts run`` ends with its controller
     if timing.enabled():
         _TIMES["who"] = worker or "ctl"
         timing.mark("proc_start", _TIMES["who"], timing.process_start())
@@ -129,12 +132,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection, so batches hold only selected cases
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    done: set[str] = set()
     resume = config.getoption("--mmacts-resume")
-    if resume:
-        # an error is retried, unless the case itself crashed its process (it would crash it again)
-        done = {r["case_id"] for r in read_jsonl(Path(resume))
-                if r.get("status") not in (None, "error") or faults.is_contained_fault(r)}
+    done = done_cases(Path(resume)) if resume else set()
     shard = config.getoption("--mmacts-shard")
     idx = total = 0
     if shard:
@@ -158,6 +157,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 _ALL_CASES = pytest.StashKey[dict]()
+
+
+def done_cases(results: Path) -> set[str]:
+    """The cases a resume of ``results`` (a results.jsonl) does not run again: every recorded case,
+    except an ``error`` the harness may cure by running it again; an error the case itself caused
+    (it crashed its process, it would crash it again) counts as done."""
+    return {r["case_id"] for r in read_jsonl(results)
+            if r.get("status") not in (None, "error") or faults.is_contained_fault(r)}
 
 
 def _case_of(item: Any) -> Case | None:

@@ -14,6 +14,9 @@ import sys
 
 
 def main() -> None:
+    from mmacts.runner import lifeline
+
+    lifeline.from_environment()  # a test process never outlives the ``mmacts run`` that started it
     import pytest
 
     rc = int(pytest.main(sys.argv[1:]))

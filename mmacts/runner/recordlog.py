@@ -24,6 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from mmacts.report.records import repair_tail
+
 EVERY_N = 64
 """fsync after this many records at most."""
 
@@ -38,6 +40,8 @@ class RecordLog:
         self.path = Path(path)
         self.every_n = max(1, int(every_n))
         self.every_s = float(every_s)
+        # a line cut by a kill of an earlier writer is repaired first: never glue a record to it
+        self.repaired = repair_tail(self.path)
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 -- kept open on purpose
         self._lock = threading.Lock()
         self._pending = 0

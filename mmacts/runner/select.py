@@ -8,6 +8,12 @@ of a spec row it cites (so ``-k T39.1`` also takes T39.10-T39.19 and ``-k e4m3``
   of table 39; ``S9.7.16.3.3``: that section);
 - ``--arch sm_100a,sm_103a``: cases assembled for exactly one of these targets.
 
+- ``--caselist FILE``: exactly the case IDs FILE lists (one a line, ``#`` comments): what a
+  partner's report names, or a CI job's fixed list;
+- ``--fraction I/N``: part I (0-based) of N, by a hash of the case ID (independent of ``--shard``'s,
+  so both combine), for quick nightly subsets that cover everything over N nights;
+  ``--mandatory FILE`` lists cases run whatever the fraction (the smoke checks a night must never miss).
+
 The options combine (a case must pass each one given). ``mmacts run`` hands ``--rows``/``--arch``
 to :mod:`mmacts.runner.select_plugin`; ``mmacts list`` evaluates the same selection here, with
 pytest's own expression parser for ``-k``, so ``list`` previews what ``run`` will do.
@@ -91,6 +97,39 @@ def keyword_names(case: Any) -> set[str]:
     return {f"test_case[{case.case_id}]", "suites", "test_cases.py", "mmacts_case", "xdist_group", *case.spec_rows}
 
 
+def read_caselist(path: str | None, flag: str = "--caselist") -> tuple[str, ...] | None:
+    """Case IDs of a caselist file: one a line, blank lines and ``#`` comments ignored."""
+    if not path:
+        return None
+    try:
+        text = open(path, encoding="utf-8").read()  # noqa: SIM115 -- read at once
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _usage(f"{flag}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    ids = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return tuple(dict.fromkeys(ids))
+
+
+def parse_fraction(spec: str | None) -> tuple[int, int] | None:
+    if not spec:
+        return None
+    parts = spec.split("/")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise _usage(f"--fraction must be I/N (0-based part I of N), got {spec!r}")
+    i, n = int(parts[0]), int(parts[1])
+    if n < 1:
+        raise _usage(f"--fraction {spec}: N must be at least 1")
+    if not 0 <= i < n:
+        raise _usage(f"--fraction {spec}: part {i} is outside 0..{n - 1}")
+    return i, n
+
+
+def fraction_of(case_id: str, n: int) -> int:
+    """The part of ``n`` a case falls in: its ID's hash, salted so that it is independent of the shard's."""
+    import hashlib
+
+    return int(hashlib.sha1(b"fraction:" + case_id.encode()).hexdigest()[:8], 16) % n
+
+
 @dataclass(frozen=True)
 class Selection:
     """What a run selects, beyond suite and level."""
@@ -98,18 +137,45 @@ class Selection:
     k: str | None = None
     rows: tuple[str, ...] = ()
     arch: tuple[str, ...] = ()
+    caselist: tuple[str, ...] | None = None
+    fraction: tuple[int, int] | None = None
+    mandatory: tuple[str, ...] = ()
+    files: tuple[str | None, str | None] = (None, None)
+    """The caselist and mandatory files as given (absolute), for the test process and run.json."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Selection:
+        import os
+
         k = getattr(args, "k", None)
         check_k(k)
-        return cls(k or None, parse_rows(getattr(args, "rows", None)), parse_arch(getattr(args, "arch", None)))
+        cl, mand = getattr(args, "caselist", None), getattr(args, "mandatory", None)
+        fraction = parse_fraction(getattr(args, "fraction", None))
+        if mand and not fraction:
+            raise _usage("--mandatory lists the cases a --fraction always runs: give --fraction I/N too")
+        return cls(k or None, parse_rows(getattr(args, "rows", None)), parse_arch(getattr(args, "arch", None)),
+                   read_caselist(cl), fraction, read_caselist(mand, "--mandatory") or (),
+                   (os.path.abspath(cl) if cl else None, os.path.abspath(mand) if mand else None))
 
     def exact(self, case: Any) -> bool:
-        """``--rows`` and ``--arch`` (what :mod:`select_plugin` applies in a run)."""
+        """``--rows``, ``--arch``, ``--caselist`` and ``--fraction`` (what :mod:`select_plugin` applies in a run)."""
+        if self.caselist is not None and case.case_id not in self._caselist_set:
+            return False
         if self.rows and not row_matches(case.spec_rows, self.rows):
             return False
-        return not (self.arch and case.arch not in self.arch)
+        if self.arch and case.arch not in self.arch:
+            return False
+        if self.fraction is not None and case.case_id not in self._mandatory_set:
+            return fraction_of(case.case_id, self.fraction[1]) == self.fraction[0]
+        return True
+
+    @functools.cached_property
+    def _caselist_set(self) -> frozenset[str]:
+        return frozenset(self.caselist or ())
+
+    @functools.cached_property
+    def _mandatory_set(self) -> frozenset[str]:
+        return frozenset(self.mandatory)
 
     def matches(self, case: Any) -> bool:
         if not self.exact(case):
@@ -123,6 +189,8 @@ class Selection:
         parts = [f"-k {self.k!r}"] if self.k else []
         parts += [f"--rows {','.join(self.rows)}"] if self.rows else []
         parts += [f"--arch {','.join(self.arch)}"] if self.arch else []
+        parts += [f"--caselist {self.files[0]}"] if self.caselist is not None else []
+        parts += [f"--fraction {self.fraction[0]}/{self.fraction[1]}"] if self.fraction else []
         return " ".join(parts) or "this selection"
 
     def pytest_args(self) -> list[str]:
@@ -132,6 +200,12 @@ class Selection:
             out.append(f"--mmacts-rows={','.join(self.rows)}")
         if self.arch:
             out.append(f"--mmacts-arch={','.join(self.arch)}")
+        if self.caselist is not None:
+            out.append(f"--mmacts-caselist={self.files[0]}")
+        if self.fraction:
+            out.append(f"--mmacts-fraction={self.fraction[0]}/{self.fraction[1]}")
+        if self.files[1]:
+            out.append(f"--mmacts-mandatory={self.files[1]}")
         return out
 
 
@@ -178,16 +252,26 @@ def cases(suites: list[str], level: str, sel: Selection) -> Iterator[Any]:
 def check_exact_names(suites: list[str], level: str, sel: Selection) -> None:
     """Every ``--rows`` / ``--arch`` value must name something these suites have at this level:
     a typo is one line naming what exists, not a run that silently selects less."""
-    if not (sel.rows or sel.arch):
+    if not (sel.rows or sel.arch or sel.caselist is not None or sel.mandatory):
         return
     archs: set[str] = set()
     refs: set[str] = set()
+    ids: set[str] = set()
     for name in suites:
         for case in suite_cases(name, level):
             if case.in_level(level):
                 archs.add(case.arch)
                 refs.update(case.spec_rows)
+                ids.add(case.case_id)
     where = f"suites {', '.join(suites)} at level {level}"
+    for flag, listed, path in (("--caselist", sel.caselist or (), sel.files[0]),
+                               ("--mandatory", sel.mandatory, sel.files[1])):
+        unknown = [c for c in listed if c not in ids]
+        if unknown:  # an exact list: an ID that names no case is a typo or a renamed case, never ignored
+            raise _usage(f"{flag} {path}: {unknown[0]!r} is no case of {where}"
+                         + (f" (and {len(unknown) - 1} more IDs)" if len(unknown) > 1 else ""))
+    if sel.caselist is not None and not sel.caselist:
+        raise _usage(f"--caselist {sel.files[0]} lists no case")
     for a in sel.arch:
         if a not in archs:
             raise _usage(f"--arch {a}: no case targets it in {where} (targets: {', '.join(sorted(archs))})")
@@ -252,5 +336,11 @@ def add_arguments(p: argparse.ArgumentParser, *, k: bool = True) -> None:
                        "(substring match: T39.1 also matches T39.10)")
     p.add_argument("--rows", action="append", default=None, metavar="T39.1,T54.3",
                    help="only cases citing one of these spec rows exactly (T39: any row of table 39); repeatable")
+    p.add_argument("--caselist", default=None, metavar="FILE",
+                   help="exactly the case IDs FILE lists (one a line, # comments)")
+    p.add_argument("--fraction", default=None, metavar="I/N",
+                   help="part I (0-based) of N of the selected cases, by case ID (quick nightly subsets)")
+    p.add_argument("--mandatory", default=None, metavar="FILE",
+                   help="with --fraction: case IDs run whatever the fraction (one a line)")
     p.add_argument("--arch", action="append", default=None, metavar="sm_100a",
                    help="only cases assembled for one of these targets exactly; repeatable, comma separated")

@@ -23,6 +23,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("mmacts")
     g.addoption("--mmacts-rows", default=None, help="only cases citing one of these spec rows (comma separated)")
     g.addoption("--mmacts-arch", default=None, help="only cases for one of these targets (comma separated)")
+    g.addoption("--mmacts-caselist", default=None, help="file of case IDs: exactly these (mmacts run --caselist)")
+    g.addoption("--mmacts-fraction", default=None, help="I/N: part I of N by case ID (mmacts run --fraction)")
+    g.addoption("--mmacts-mandatory", default=None, help="file of case IDs run whatever the fraction")
     g.addoption("--mmacts-only", default=None, help="file of case IDs (one per line): run only these")
     g.addoption("--mmacts-expectations", default=None, help="expectations file: its skip entries are not run")
 
@@ -34,13 +37,16 @@ def _case_of(item: Any) -> Any:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    from mmacts.runner.select import Selection, split_list
+    from mmacts.runner.select import Selection, parse_fraction, read_caselist, split_list
 
+    cl, mand = config.getoption("--mmacts-caselist"), config.getoption("--mmacts-mandatory")
     sel = Selection(rows=split_list([config.getoption("--mmacts-rows") or ""]),
-                    arch=split_list([config.getoption("--mmacts-arch") or ""]))
+                    arch=split_list([config.getoption("--mmacts-arch") or ""]),
+                    caselist=read_caselist(cl), fraction=parse_fraction(config.getoption("--mmacts-fraction")),
+                    mandatory=read_caselist(mand) or (), files=(cl, mand))
     only_file = config.getoption("--mmacts-only")
     only = set(Path(only_file).read_text().split()) if only_file else None
-    if not (sel.rows or sel.arch or only is not None):
+    if not (sel.rows or sel.arch or sel.caselist is not None or sel.fraction or only is not None):
         return
     keep, drop = [], []
     for item in items:
@@ -60,7 +66,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if path:
         from mmacts.runner.expectations import load
 
-        _SKIPS["baseline"] = load(Path(path))
+        baseline = load(Path(path))
+        if any(e.scope for e in baseline.all_entries() if e.expect == "skip"):
+            from mmacts.runner.expectations import local_env
+
+            baseline, _ = baseline.for_env(local_env())  # a skip for another device does not skip here
+        _SKIPS["baseline"] = baseline
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -179,3 +179,24 @@ def test_test_processes_keep_compiled_bytecode_where_the_host_forbids_it(tmp_pat
     assert "PYTHONPYCACHEPREFIX" not in cli.child_env({"PATH": "/bin"})
     mine = cli.child_env({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/mine"})
     assert mine["PYTHONPYCACHEPREFIX"] == "/mine"
+
+
+def test_resume_refuses_options_that_would_change_the_run(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--resume RUN --suite X`` used to ignore ``--suite`` silently: now an option that would change
+    the run's cases is one line, exit 2, nothing started; repeating the run's own value is fine."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli, "_start", lambda argv, env: calls.append(list(argv)) or EndedProcess())
+    rc, _ = _run(capsys, "run", "--suite", "descriptors", "--level", "smoke", "--backend", "model",
+                 "--out", str(tmp_path))
+    assert rc == 0
+    (run_dir,) = tmp_path.iterdir()
+    for argv, flag in ((["--suite", "compile"], "--suite"), (["--level", "full"], "--level"),
+                       (["-k", "T40"], "-k"), (["--backend", "cuda"], "--backend"), (["--shard", "0/2"], "--shard"),
+                       (["--out", str(tmp_path)], "--out")):
+        rc, err = _run(capsys, "run", "--resume", str(run_dir), *argv)
+        assert rc == 2 and f"{flag} " in err and "would change it" in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1
+    assert len(calls) == 1, "a refused resume started a test process"
+    rc, _ = _run(capsys, "run", "--resume", str(run_dir), "--suite", "descriptors", "--level", "smoke")
+    assert rc == 0 and len(calls) == 2

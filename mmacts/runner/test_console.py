@@ -78,4 +78,26 @@ def test_progress_per_suite_with_eta(tmp_path: Path) -> None:
     text = stream.getvalue()
     assert "mmacts: progress a 2/4 (1 pass, 1 observed)" in text
     assert "mmacts: progress b 2/2 (1 pass, 1 fail)" in text
-    assert "all 4/6" in text and "ETA 5s" in text
+    assert "all 4/6" in text and "a 2/4 (1 pass, 1 observed), ETA 10s" in text and "all 4/6, 10s, ETA 10s" in text
+
+
+def test_the_eta_follows_each_suites_own_pace(tmp_path: Path) -> None:
+    """A fast suite done, a slow one started, one not started: the ETA is the slow suite's pace times
+    what it has left, and says which suite has no pace yet (issue 24: '~2m' stood for five minutes
+    while peers ran, from the average of the fast suites)."""
+    jsonl = tmp_path / "results.jsonl"
+    now = [100.0]
+    prog = console.Progress(jsonl, {"fast": 100, "slow": 10, "later": 5}, stream=io.StringIO())
+    prog.clock = lambda: now[0]
+    prog.start = 100.0
+    with open(jsonl, "w") as fh:
+        for i in range(100):
+            fh.write(json.dumps({"case_id": f"f{i}", "suite": "fast", "status": "pass"}) + "\n")
+    now[0] = 110.0  # 100 fast cases in 10 s
+    prog.tick()
+    with open(jsonl, "a") as fh:
+        fh.write(json.dumps({"case_id": "s0", "suite": "slow", "status": "pass"}) + "\n")
+    now[0] = 140.0  # the first slow case took 30 s
+    prog.tick()
+    last = prog.lines()[-1]
+    assert last == "all 101/115, 40s, ETA 4m30s + later not started", last  # 9 x 30 s, not 14 x 0.4 s

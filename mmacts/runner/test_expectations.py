@@ -127,3 +127,87 @@ def test_flake_baseline_gate_and_update(tmp_path: Path) -> None:
 def test_update_refuses_an_unfinished_run(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps({"schema": "mmacts-run/1", "complete": False}))
     assert ex.main(["update", str(tmp_path)]) == 2
+
+
+# ------------------------------------------------------------------------------------- waivers
+WAIVERS = """case_id,expect,reason,bug,device,driver,ptxas
+faulty.01.bad,fail,known wrong answer,BUG-7,,,
+faulty.02.bad,fail,only on the B200,BUG-8,B200,,
+faulty.03.good,skip,hangs the B200,BUG-9,B200,,
+faulty.99.gone,skip,was renamed,BUG-1,,,
+"""
+
+
+def test_waivers_apply_where_they_say_and_are_listed_apart(tmp_path: Path) -> None:
+    """A waiver carries a bug and a scope: on this machine (no GPU) the B200 entries do not apply
+    (02 fails unexpectedly, 03 is run, not skipped); the waived 01 is listed apart with its bug;
+    the entry that matches no case and the ones for the B200 are reported."""
+    base = tmp_path / "waivers.csv"
+    base.write_text(WAIVERS)
+    cases = "good,bad,bad,good"
+    rc, out, err = _mmacts(tmp_path, cases, *RUN, "--expectations", str(base), "--out", str(tmp_path / "runs"))
+    assert rc == 1, err
+    run = Path(out.strip().splitlines()[-1])
+    recs = {r["case_id"]: r for r in read_jsonl(run / "results.jsonl")}
+    assert recs["faulty.03.good"]["status"] == "pass"  # a B200 skip does not skip here
+    unexpected = pd.read_csv(run / "unexpected.csv")
+    assert list(unexpected["case_id"]) == ["faulty.02.bad"]
+    waived = pd.read_csv(run / "waived.csv")
+    assert list(waived["case_id"]) == ["faulty.01.bad"] and waived["bug"][0] == "BUG-7"
+    assert "1 waived" in err and "faulty.01.bad fail (bug BUG-7)" in err
+    assert "1 expectation entries match no case: faulty.99.gone (line 5; bug BUG-1)" in err
+    assert "2 expectation entries are for a device" in err and "device B200" in err
+    info = json.loads((run / "run.json").read_text())["expectations"]
+    assert info["waived"] == 1 and len(info["not_applicable"]) == 2 and len(info["matching_none"]) == 1
+    page = (run / "index.html").read_text()
+    assert "Waived by the expectations (1)" in page and "BUG-7" in page
+    assert "Failures, errors and timeouts (1)" in page and "1 more are waived" in page
+    assert "Expectation entries that did nothing (3)" in page
+
+    # --strict-expectations: an entry matching no case is refused before anything starts
+    rc, _, err = _mmacts(tmp_path, cases, *RUN, "--expectations", str(base), "--strict-expectations",
+                         "--out", str(tmp_path / "strict"))
+    assert rc == 2 and "faulty.99.gone matches no case" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "strict").exists()
+    # ... and an entry for a device that never ran is an unexpected result
+    base.write_text(WAIVERS.replace("faulty.99.gone,skip,was renamed,BUG-1,,,\n", "").replace(
+        "faulty.02.bad,fail,only on the B200,BUG-8,B200,,", "faulty.02.bad,fail,here,BUG-8,no gpu,,"))
+    rc, out, err = _mmacts(tmp_path, cases, *RUN, "--expectations", str(base), "--strict-expectations",
+                           "--out", str(tmp_path / "strict"))
+    assert rc == 1 and "1 entries that did nothing" in err, err
+    run = Path(out.strip().splitlines()[-1])
+    assert list(pd.read_csv(run / "unexpected.csv")["got"]) == ["not-applicable"]
+    assert list(pd.read_csv(run / "waived.csv")["case_id"]) == ["faulty.01.bad", "faulty.02.bad"]
+    # without --strict the same run matches its baseline
+    rc, out, err = _mmacts(tmp_path, cases, *RUN, "--expectations", str(base), "--out", str(tmp_path / "loose"))
+    assert rc == 0 and "the run matches" in err, err
+    # update keeps each entry's bug and scope, and the entries for other devices verbatim
+    rc, out, _ = _mmacts(tmp_path, cases, "expectations", "update", out.strip().splitlines()[-1],
+                         "--out", str(base))
+    assert rc == 0
+    got = {(e.case_id, e.bug, e.device) for e in ex.load(base).all_entries()}
+    assert got == {("faulty.01.bad", "BUG-7", ""), ("faulty.02.bad", "BUG-8", "no gpu"),
+                   ("faulty.03.good", "BUG-9", "B200")}
+
+
+def test_one_case_may_have_an_entry_per_device() -> None:
+    b = ex.parse("case_id,expect,reason,bug,device\nc,fail,x,1,B200\nc,timeout,y,2,GB300\n", "f.csv")
+    on = {d: b.for_env({"device": d})[0].lookup("c") for d in ("NVIDIA B200 sm_100", "NVIDIA GB300 sm_103", "H100")}
+    assert on["NVIDIA B200 sm_100"].expect == "fail" and on["NVIDIA GB300 sm_103"].expect == "timeout"
+    assert on["H100"] is None
+    with pytest.raises(ex.ExpectationsError, match="listed twice"):
+        ex.parse("case_id,expect,reason,bug,device\nc,fail,x,1,B200\nc,fail,y,2,B200\n", "f.csv")
+    with pytest.raises(ex.ExpectationsError, match="unknown or repeated column 'gpu'"):
+        ex.parse("case_id,expect,gpu\nc,fail,x\n", "f.csv")
+
+
+def test_a_waiver_for_another_device_does_not_stop_a_retry(tmp_path: Path) -> None:
+    """faulty.00.flaky fails once: waived only on a B200, on this machine it is an unexpected failure,
+    retried, and ends as a flake."""
+    base = tmp_path / "b.csv"
+    base.write_text("case_id,expect,reason,bug,device\nfaulty.00.flaky,fail,known on B200,7,B200\n")
+    rc, out, err = _mmacts(tmp_path, "flaky,good", *RUN, "--expectations", str(base), "--retries", "1",
+                           "--out", str(tmp_path / "runs"))
+    run = Path(out.strip().splitlines()[-1])
+    recs = {r["case_id"]: r for r in read_jsonl(run / "results.jsonl")}
+    assert "retry 1 of 1" in err and recs["faulty.00.flaky"]["status"] == "flake", err

@@ -83,3 +83,73 @@ def test_resume_keeps_the_selection(capsys: pytest.CaptureFixture, tmp_path: Pat
     for argv in calls:
         assert "--mmacts-rows=T40.8" in argv and "--mmacts-arch=sm_100a" in argv
         assert "mmacts.runner.select_plugin" in argv
+
+
+# ------------------------------------------------------------------------ caselists and fractions
+STANDARD_DESC = ("--suite", "descriptors", "--level", "standard")
+
+
+def test_caselist_selects_exactly_its_ids_in_list_and_run(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    rc, every, _ = _list(capsys, *STANDARD_DESC)
+    assert rc == 0 and len(every) > 20
+    chosen = [every[3], every[0], every[17]]
+    cl = tmp_path / "nightly.txt"
+    cl.write_text("# the nightly list\n" + "\n".join(chosen) + "\n\n")
+    rc, listed, _ = _list(capsys, *STANDARD_DESC, "--caselist", str(cl))
+    assert rc == 0 and sorted(listed) == sorted(chosen)
+    assert cli.main(["run", *STANDARD_DESC, "--backend", "model", "--caselist", str(cl),
+                     "--out", str(tmp_path / "r")]) == 0
+    (run_dir,) = (tmp_path / "r").iterdir()
+    assert sorted(r["case_id"] for r in read_jsonl(run_dir / "results.jsonl")) == sorted(chosen)
+    assert json.loads((run_dir / "run.json").read_text())["options"]["caselist"] == str(cl.resolve())
+
+
+def test_fractions_partition_the_cases_and_keep_the_mandatory_ones(capsys: pytest.CaptureFixture,
+                                                                    tmp_path: Path) -> None:
+    rc, every, _ = _list(capsys, *STANDARD_DESC)
+    must = tmp_path / "must.txt"
+    must.write_text(f"{every[0]}\n{every[1]}\n")
+    parts = []
+    for i in range(3):
+        rc, ids, _ = _list(capsys, *STANDARD_DESC, "--fraction", f"{i}/3")
+        assert rc == 0 and 0 < len(ids) < len(every)
+        parts.append(set(ids))
+    assert set().union(*parts) == set(every) and sum(map(len, parts)) == len(every)  # disjoint, complete
+    for i in range(3):
+        rc, ids, _ = _list(capsys, *STANDARD_DESC, "--fraction", f"{i}/3", "--mandatory", str(must))
+        assert set(ids) == parts[i] | {every[0], every[1]}
+
+
+def test_fraction_and_caselist_reach_the_test_process(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(cli, "_start", lambda argv, env: calls.append(list(argv)) or EndedProcess())
+    rc, every, _ = _list(capsys, *STANDARD_DESC)
+    must = tmp_path / "must.txt"
+    must.write_text(every[0] + "\n")
+    assert cli.main(["run", *STANDARD_DESC, "--backend", "model", "--fraction", "1/4", "--mandatory", str(must),
+                     "--out", str(tmp_path / "r")]) == 0
+    (run_dir,) = (tmp_path / "r").iterdir()
+    assert cli.main(["run", "--resume", str(run_dir)]) == 0  # a resume keeps them
+    for argv in calls:
+        assert "--mmacts-fraction=1/4" in argv and f"--mmacts-mandatory={must.resolve()}" in argv
+
+
+@pytest.mark.parametrize("content,extra,words", [
+    ("no.such/case\n", [], "'no.such/case' is no case of suites descriptors"),
+    ("# nothing\n", [], "lists no case"),
+    (None, ["--fraction", "3/3"], "--fraction 3/3: part 3 is outside 0..2"),
+    (None, ["--fraction", "half"], "--fraction must be I/N"),
+    (None, ["--fraction", "0/0"], "--fraction 0/0: N must be at least 1"),
+])
+def test_bad_caselist_or_fraction_is_one_line(capsys: pytest.CaptureFixture, tmp_path: Path, content: str | None,
+                                              extra: list[str], words: str) -> None:
+    argv = list(extra)
+    if content is not None:
+        (tmp_path / "cl.txt").write_text(content)
+        argv += ["--caselist", str(tmp_path / "cl.txt")]
+    for cmd in (["list", *STANDARD_DESC], ["run", *STANDARD_DESC, "--backend", "model", "--out", str(tmp_path / "o")]):
+        rc = cli.main([*cmd, *argv])
+        err = capsys.readouterr().err
+        assert rc == 2 and words in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "o").exists()
