@@ -140,6 +140,7 @@ def test_the_report_probe_reads_the_same_device_query(monkeypatch):
     from mmacts.backends import gpu
 
     monkeypatch.delenv("MMACTS_NO_GPU", raising=False)
+    monkeypatch.setattr(gpu, "nvidia_present", lambda: True)  # a machine with a driver: the error is kept
     for runtime_obj, usable in ((_Hopper(), True), (_InsufficientDriver(), False)):
         _fake_cupy(monkeypatch, runtime_obj)
         gpu.probe.cache_clear()

@@ -37,16 +37,16 @@ SLOT_BYTES = {"h": 2, "r": 4, "rd": 8, "f": 4, "fd": 8, "p": 4}
 
 
 def parse_seeds(spec: str) -> list[int]:
-    """``1-2400`` or ``1-10,50,60-70`` -> the seeds; one clear error for anything else."""
+    """``1-2400`` or ``1-10,50,60-70`` -> the seeds; a ValueError with one clear line for anything else."""
     out: list[int] = []
     for part in spec.split(","):
         a, _, b = part.partition("-")
         try:
             lo, hi = int(a), int(b or a)
         except ValueError:
-            raise SystemExit(f"mmacts.fuzz: --seeds {spec!r}: expected N, N-M or a comma list of those") from None
+            raise ValueError(f"--seeds {spec!r}: expected N, N-M or a comma list of those") from None
         if lo < 0 or hi < lo:
-            raise SystemExit(f"mmacts.fuzz: --seeds {spec!r}: ranges must be non-negative and increasing")
+            raise ValueError(f"--seeds {spec!r}: ranges must be non-negative and increasing")
         out.extend(range(lo, hi + 1))
     return out
 
@@ -216,6 +216,8 @@ def store(out_dir: str, dest: str, extra_meta: dict | None = None) -> None:
 
 
 def main(argv: list[str]) -> None:
+    """The GPU host's entry (``python3 -m mmacts.fuzz.record device OUT ...``); ``python -m mmacts.fuzz``
+    is the full command line."""
     if len(argv) >= 2 and argv[0] == "device":
         seeds = parse_seeds(argv[argv.index("--seeds") + 1]) if "--seeds" in argv else list(range(1, 2401))
         jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else 8

@@ -7,11 +7,12 @@ wrap-around or a shift past the width would let a kernel bug through. Each rule 
 ISA's (chapter 9.7.1-9.7.3, 9.7.9, 9.7.13): shifts clamp at the width (``shl``/``shr.u`` give 0,
 ``shr.s`` the sign), ``mul.hi`` is the upper half of the full product, ``cvt`` truncates or
 sign/zero-extends by the *source* type, ``.sat`` clamps, ``setp`` unordered comparisons are true
-on NaN. Floats: f32 add/sub/mul/fma are rounded once from the exact result in the instruction's
-mode (.rn/.rz/.rm/.rp), and every f32 NaN result is the canonical 0x7FFFFFFF (neg/abs included),
-as H100 writes it. Where H100 departs from the ISA text the silicon wins and the docstring says so
-(bfe/bfi on 64 bits take the whole 32-bit position and length). The silicon corpus
-(``mmacts/ptxvm/corpus``) checks these rules against an H100 bit for bit.
+on NaN. Floats of every type (.f16 .bf16 .f32 .f64 and the x2 forms) go through
+:mod:`mmacts.ptxvm.floatops` (one exact rounding in the instruction's mode, NaN rules per instruction
+as H100 writes them). A qualifier a handler does not implement is refused by name (:data:`QUALIFIERS`).
+Where H100 departs from the ISA text the silicon wins and the docstring says so (bfe/bfi on 64 bits
+take the whole 32-bit position and length). The silicon corpus (``mmacts/ptxvm/corpus``) and the fuzz
+records (``mmacts/fuzz``) check these rules against an H100 bit for bit.
 """
 
 from __future__ import annotations
@@ -41,6 +42,46 @@ def _ty(ins: Instr) -> PtxType:
     if not ts:
         raise VmUnsupported(f"{ins.opcode}: no operand type")
     return ts[-1]
+
+
+_RND4 = {"rn", "rz", "rm", "rp"}
+_CMP = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu",
+        "num", "nan"}
+QUALIFIERS: dict[str, frozenset[str]] = {
+    "add": frozenset(_RND4 | {"ftz", "sat"}), "sub": frozenset(_RND4 | {"ftz", "sat"}),
+    "min": frozenset({"ftz", "NaN", "xorsign", "abs", "relu"}),
+    "max": frozenset({"ftz", "NaN", "xorsign", "abs", "relu"}),
+    "and": frozenset(), "or": frozenset(), "xor": frozenset(),
+    "mul": frozenset(_RND4 | {"lo", "hi", "wide", "ftz", "sat"}),
+    "mad": frozenset(_RND4 | {"lo", "hi", "wide", "ftz", "sat"}),
+    "fma": frozenset(_RND4 | {"ftz", "sat", "relu"}),
+    "neg": frozenset({"ftz"}), "abs": frozenset({"ftz"}), "not": frozenset(), "cnot": frozenset(),
+    "popc": frozenset(), "clz": frozenset(), "brev": frozenset(),
+    "setp": frozenset(_CMP | {"and", "or", "xor", "ftz"}), "selp": frozenset(),
+    "cvt": frozenset(_RND4 | {"rni", "rzi", "rmi", "rpi", "ftz", "sat", "relu"}),
+}
+"""The qualifiers each of these handlers implements (types aside). Anything else (``add.cc``, ``cvt.rs``,
+``cvt.rna``, ``min.relu`` on a type without it, ...) is refused by name, never ignored: an ignored
+qualifier is a silently wrong answer."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _unknown_qualifier(opcode: str) -> str | None:
+    parts = opcode.split(".")
+    allowed = QUALIFIERS.get(parts[0])
+    if allowed is None:
+        return None
+    for p in parts[1:]:
+        if not is_type(p) and p not in allowed:
+            return p
+    return None
+
+
+def check_qualifiers(ins: Instr) -> None:
+    """Refuse a qualifier the handler does not implement (see :data:`QUALIFIERS`)."""
+    bad = _unknown_qualifier(ins.opcode)
+    if bad is not None:
+        raise VmUnsupported(f"{ins.opcode}: qualifier .{bad} is not implemented by the VM")
 
 
 def _mask(bits: int) -> int:
@@ -115,6 +156,7 @@ def _shift(kind: str, a: np.ndarray, amt: np.ndarray, t: PtxType) -> np.ndarray:
 
 @handler("add", "sub", "min", "max", "and", "or", "xor")
 def _binop(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a, b = ins.operands
     if t.kind == "pred":
@@ -126,65 +168,26 @@ def _binop(m: Machine, ins: Instr, act: np.ndarray) -> None:
         same = a.kind == "reg" and b.kind == "reg" and a.name == b.name
         m.write(d, t, act, _float_arith(ins, t, x, y, same=same))
         return
-    m.write(d, t, act, _int_binop(ins.base, x, y, t, ins.has("sat")))
+    r = _int_binop(ins.base, x, y, t, ins.has("sat"))
+    if ins.has("relu"):  # max.relu.s32 / min.relu.s32 (PTX 8.0): negative results clamp to 0
+        if not (t.signed and ins.base in ("min", "max")):
+            raise VmUnsupported(f"{ins.opcode}: .relu")
+        r = np.maximum(r, t.dtype.type(0))
+    m.write(d, t, act, r)
 
 
-_FROUND = ("rn", "rz", "rm", "rp")
 
 
-def _frounding(ins: Instr, t: PtxType) -> str:
-    """The rounding modifier of a float add/sub/mul/fma (default .rn); directed modes on f32 only."""
-    mode = next((p for p in ins.parts[1:] if p in _FROUND), "rn")
-    if mode != "rn" and t.bits != 32:
-        raise VmUnsupported(f"{ins.opcode}: rounding .{mode} is implemented for .f32 only")
-    return mode
 
 
-def _odd_sum(p: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """``p + z`` (float64) rounded to odd: when the float64 sum is inexact its last bit is forced
-    to 1 on the exact value's side. Rounding that to float32 in any mode rounds the exact sum."""
-    with np.errstate(all="ignore"):
-        s = p + z
-        bp = s - z
-        err = (p - bp) + (z - (s - bp))  # TwoSum: s + err == p + z exactly
-        bits = s.view(np.uint64)
-        fix = (err != 0) & np.isfinite(s) & ((bits & U64(1)) == 0)
-        if not fix.any():
-            return s
-        outward = (err > 0) == (s > 0)
-        adj = np.where(outward, bits + U64(1), bits - U64(1))
-        return np.where(fix, adj.view(np.float64), s)
 
 
-def _round_f32(v: np.ndarray, mode: str) -> np.ndarray:
-    """float64 ``v`` (exact or rounded to odd) to float32 in rounding ``mode``."""
-    with np.errstate(all="ignore"):
-        r = v.astype(np.float32)
-        if mode == "rn":
-            return r
-        back = r.astype(np.float64)
-        if mode == "rz":
-            fix, toward = np.abs(back) > np.abs(v), np.float32(0)
-        elif mode == "rm":
-            fix, toward = back > v, np.float32(-np.inf)
-        else:
-            fix, toward = back < v, np.float32(np.inf)
-        return np.where(fix, np.nextafter(r, toward), r)
 
 
-def _zero_sign_rm(r: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """IEEE 754: an exact zero sum is +0 unless rounding toward -inf (then -0, but +0 + +0 = +0)."""
-    zero = (r == 0) & ~((p == 0) & (z == 0) & ~np.signbit(p) & ~np.signbit(z))
-    return np.where(zero, np.float32(-0.0), r) if zero.any() else r
 
 
-def _sat01(r: np.ndarray) -> np.ndarray:
-    """.sat: clamp to [+0.0, 1.0]; NaN and -0.0 give +0.0."""
-    return np.where(r > 0, np.minimum(r, np.asarray(1, dtype=r.dtype)), np.zeros((), dtype=r.dtype)).astype(r.dtype)
 
 
-def _ftz_in(x: np.ndarray, ins: Instr) -> np.ndarray:
-    return _ftz(x) if ins.has("ftz") and x.dtype == np.float32 else x
 
 
 def _bits(x: np.ndarray, t: PtxType) -> np.ndarray:
@@ -198,33 +201,10 @@ def _float_arith(ins: Instr, t: PtxType, x: np.ndarray, y: np.ndarray, z: np.nda
     return floatops.arith(ins, ins.base, t.name, srcs, same).astype(t.udtype).view(t.dtype)
 
 
-def _fminmax(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """PTX min/max.f32: if one input is NaN the other is returned; -0 < +0."""
-    fn = np.fmin if name == "min" else np.fmax
-    r = fn(x, y)
-    both0 = (x == 0) & (y == 0)
-    if both0.any():
-        sx, sy = np.signbit(x), np.signbit(y)
-        neg = (sx | sy) if name == "min" else (sx & sy)
-        r = np.where(both0, np.where(neg, -0.0, 0.0).astype(x.dtype), r)
-    return r
 
 
-def _canon(r: np.ndarray, f16: bool = False) -> np.ndarray:
-    """H100 writes every NaN result of f32 arithmetic (add sub mul fma min max, and neg / abs too)
-    as the canonical NaN 0x7FFFFFFF, and of a cvt to f16 as 0x7FFF (``f16``; the corpus records
-    both); f16 arithmetic and f64 results are left as computed (not observed)."""
-    canon = _CANON_NAN.get(r.dtype)
-    if canon is None or (r.dtype == np.float16 and not f16):
-        return r
-    nan = np.isnan(r)
-    if nan.any():
-        r = np.where(nan, canon, r)
-    return r
 
 
-_CANON_NAN = {np.dtype(np.float32): np.uint32(0x7FFFFFFF).view(np.float32),
-              np.dtype(np.float16): np.uint16(0x7FFF).view(np.float16)}
 
 
 def _ftz(r: np.ndarray) -> np.ndarray:
@@ -234,6 +214,7 @@ def _ftz(r: np.ndarray) -> np.ndarray:
 
 @handler("mul")
 def _mul(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a, b = ins.operands
     x, y = m.read(a, t, act), m.read(b, t, act)
@@ -253,6 +234,7 @@ def _mul(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("mad")
 def _mad(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a, b, c = ins.operands
     if is_float_type(t.name):
@@ -278,8 +260,8 @@ def _mad(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("fma")
 def _fma(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """fma.f32: the exact a*b+c rounded once (the product is exact in float64; the sum is rounded to
-    odd in float64, then to float32 in the instruction's mode)."""
+    """fma on any float type: the exact a*b+c rounded once in the instruction's mode (floatops)."""
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a, b, c = ins.operands
     if not is_float_type(t.name):
@@ -288,13 +270,11 @@ def _fma(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.write(d, t, act, _float_arith(ins, t, x, y, z))
 
 
-def _fma32(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """fma.rn.f32 of float32 arrays."""
-    return _round_f32(_odd_sum(x.astype(np.float64) * y.astype(np.float64), z.astype(np.float64)), "rn")
 
 
 @handler("neg", "abs", "not", "cnot", "popc", "clz", "brev")
 def _unop(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a = ins.operands
     x = m.read(a, t, act)
@@ -522,6 +502,7 @@ def _compare(cmp: str, x: np.ndarray, y: np.ndarray, t: PtxType) -> np.ndarray:
 
 @handler("setp")
 def _setp(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     cmp = ins.parts[1]
     boolop = ins.parts[2] if ins.parts[2] in ("and", "or", "xor") else None
@@ -548,6 +529,7 @@ def _setp(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("selp")
 def _selp(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     t = _ty(ins)
     d, a, b, c = ins.operands
     p = m.read(c, ptx_type("pred"), act)
@@ -642,6 +624,7 @@ def _round_int(x: np.ndarray, mode: str | None) -> np.ndarray:
 
 @handler("cvt")
 def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    check_qualifiers(ins)
     ts = _types(ins.opcode)
     if len(ts) != 2:
         raise VmUnsupported(f"{ins.opcode}: expected two types")
@@ -685,20 +668,9 @@ def _int_to_f64_odd(x: np.ndarray, st: PtxType) -> np.ndarray:
     v = x.view(np.int64) if st.signed else x.view(np.uint64)
     hi = (v >> v.dtype.type(32)).astype(np.float64) * 4294967296.0
     lo = (v.view(np.uint64) & U64(0xFFFFFFFF)).astype(np.float64)
-    return _odd_sum(hi, lo)
+    return fpnum.odd_sum(hi, lo)
 
 
-def _round_bf16(v: np.ndarray, mode: str) -> np.ndarray:
-    """float64 ``v`` (exact or rounded to odd) to bf16 bits, round to nearest even (via float32
-    rounded to odd); NaN -> 0x7FFF."""
-    if mode != "rn":
-        raise VmUnsupported(f"cvt to .bf16 with rounding .{mode}")
-    with np.errstate(all="ignore"):
-        t = _round_f32(v, "rz")
-        bits = t.view(np.uint32).astype(np.uint64)
-        bits = np.where(t.astype(np.float64) != v, bits | U64(1), bits)
-    r = (bits + U64(0x7FFF) + ((bits >> U64(16)) & U64(1))) >> U64(16)
-    return np.where(np.isnan(v), U64(0x7FFF), r).astype(np.uint16)
 
 
 def _cvt_float(ins: Instr, dt: PtxType, st: PtxType, x: np.ndarray, rnd: str | None, sat: bool) -> np.ndarray:
