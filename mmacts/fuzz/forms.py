@@ -40,9 +40,9 @@ class Form:
     pair: bool = False
     """Two destinations written as ``d0|d1`` (setp, shfl)."""
     nan_unspecified: bool = False
-    """A NaN operand gives an unspecified NaN (neg/abs on .f32/.f16/.bf16: ptxas emits FADD or a
-    sign-bit LOP per use, and the VM refuses NaNs there): never drawn into random kernels (their values
-    are anything), and run by the unit kernels on the non-NaN edge values only."""
+    """A NaN operand gives an unspecified NaN (neg/abs: ptxas emits an add or a sign-bit LOP per use,
+    and the VM refuses NaNs there): never drawn into random kernels (their values are anything), and
+    run by the unit kernels on the non-NaN edge values only."""
 
 
 _ICLS = {8: "h", 16: "h", 32: "r", 64: "rd"}
@@ -180,7 +180,7 @@ def _float_forms() -> list[Form]:
     for op in ("neg", "abs"):
         F.append(Form(f"{op}.f32", ("f",), ("f",), op, "f32", nan_unspecified=True))
         F.append(Form(f"{op}.ftz.f32", ("f",), ("f",), op, "f32", nan_unspecified=True))
-        F.append(Form(f"{op}.f64", ("fd",), ("fd",), op, "f64"))
+        F.append(Form(f"{op}.f64", ("fd",), ("fd",), op, "f64", nan_unspecified=True))
     # half precision, scalar and packed
     for t in ("f16", "f16x2"):
         c = _FCLS[t]

@@ -138,11 +138,16 @@ def _is_nan(bits: np.ndarray, cls: str, form: Form) -> np.ndarray:
 def _decidable(form: Form, srcs: list[str], arr: np.ndarray) -> np.ndarray:
     """Rows whose answer the ISA and silicon decide, i.e. that the VM models rather than refuses: no NaN
     into an unspecified-NaN form; no two different NaNs into a double-precision operation (which one
-    comes out depends on ptxas's operand order)."""
+    comes out depends on ptxas's operand order); no two NaNs into min/max.f64 unless one quiet NaN twice
+    (DMNMX quiets, DSETP+SEL does not)."""
     keep = np.ones(len(arr), dtype=bool)
     if form.nan_unspecified:
         for i, c in enumerate(srcs):
             keep &= ~_is_nan(arr[:, i], c, form)
+    if form.opcode.split(".")[0] in ("min", "max") and form.opcode.endswith(".f64"):  # DMNMX or DSETP+SEL
+        a, b = arr[:, 0], arr[:, 1]
+        both = _is_nan(a, "fd", form) & _is_nan(b, "fd", form)
+        keep &= ~(both & ~((a == b) & ((a & U64(1 << 51)) != 0)))
     if form.opcode.endswith(".f64") and not form.opcode.startswith("cvt") and sum(c == "fd" for c in srcs) >= 2:
         nans = [(i, _is_nan(arr[:, i], "fd", form)) for i, c in enumerate(srcs) if c == "fd"]
         for a in range(len(nans)):

@@ -158,6 +158,19 @@ def _minmax(ins: Instr, op: str, fmt: Fmt, x: np.ndarray, y: np.ndarray) -> np.n
         return r
 
 
+def _refuse_f64_minmax_nans(ins: Instr, srcs: list[np.ndarray]) -> None:
+    """min/max.f64 of two NaNs: DMNMX returns one quieted, a DSETP+SEL pair (which ptxas also emits)
+    returns one raw; unless both operands are the same quiet NaN the bits depend on the compiler."""
+    a, b = (np.asarray(x).astype(np.uint64) for x in srcs[:2])
+    both = np.isnan(a.view(np.float64)) & np.isnan(b.view(np.float64))
+    same_quiet = (a == b) & ((a & U64(1 << 51)) != 0)
+    bad = both & ~same_quiet
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        raise VmUnsupported(f"{ins.opcode} of two NaNs ({int(a[t]):#x}, {int(b[t]):#x}): quieted or not depends on "
+                            f"the instruction ptxas picks (AMB-FUZZ-F64-NAN-CHOICE)@thread{t}")
+
+
 def _refuse_nan_choice(ins: Instr, fmt: Fmt, srcs: list[np.ndarray]) -> None:
     """Double precision returns one of its NaN operands, quieted; with two NaNs that differ once quieted,
     which one depends on
@@ -186,6 +199,8 @@ def arith(ins: Instr, op: str, tname: str, srcs: list[np.ndarray], same: bool = 
     folds = n == 1 and fmt is not BF16  # H100 + ptxas 13.5: .f16 .f32 .f64 fold; .bf16 and the x2 forms do not
     if same and folds and op in ("min", "max") and not any(ins.has(q) for q in ("xorsign", "ftz", "NaN")):
         return np.asarray(srcs[0]).copy()
+    if fmt is F64 and op in ("min", "max"):
+        _refuse_f64_minmax_nans(ins, srcs)
     _refuse_nan_choice(ins, fmt, srcs)
     lanes = [_split(s, n, fmt) for s in srcs]
     out = []
@@ -212,16 +227,16 @@ def arith(ins: Instr, op: str, tname: str, srcs: list[np.ndarray], same: bool = 
 
 def unary(ins: Instr, op: str, tname: str, src: np.ndarray) -> np.ndarray:
     """neg / abs on raw bits: the sign bit flipped / cleared (.ftz: subnormal inputs flushed first);
-    a NaN result is the canonical NaN (f32, f16, bf16; :data:`CANONICAL_NAN`), and for .f64 the input
-    NaN quieted, its sign unchanged (:func:`f64_nan`)."""
+    a NaN input is refused: the ISA leaves the result unspecified and ptxas implements neg/abs per use,
+    as an add (canonical or quieted NaN) or as a sign-bit LOP (payload kept; AMB-FUZZ-NEG-ABS-NAN)."""
     fmt, n = FLOAT_TYPES[tname]
     out = []
     for lane in _split(src, n, fmt):
         v = decode(lane, fmt)
-        if fmt is not F64 and np.isnan(v).any():
+        if np.isnan(v).any():
             t = int(np.flatnonzero(np.isnan(v))[0])
             raise VmUnsupported(f"{ins.opcode} of a NaN ({int(lane[t]):#x}): the ISA leaves the result NaN "
-                                "unspecified and ptxas picks per use (an FADD writes the canonical NaN, a "
+                                "unspecified and ptxas picks per use (an FADD/DADD quiets or canonicalises it, a "
                                 f"sign-bit LOP keeps the payload; fuzz records)@thread{t}")
         if _ftz_applies(ins, fmt):
             v = flush(v, fmt)
