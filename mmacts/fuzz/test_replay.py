@@ -10,6 +10,7 @@ Re-record: ``bash validation/fuzz/run-on-gpu.sh OUT 1-2400 --unit`` on a GPU hos
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mmacts.fuzz import records as R
@@ -55,7 +56,7 @@ def test_a_flipped_silicon_bit_is_named(monkeypatch) -> None:
     rec = next(k for k in KERNELS if k.kind == "random" and f"{k.record}/{k.name}" not in KNOWN
                and R.compare(k)[0] == "match")
     bad = rec.silicon.copy()
-    bad[3, 2] ^= 1
+    bad[3, 2] ^= np.uint64(1)
     planted = R.FuzzRecord(**{**rec.__dict__, "silicon": bad})
     verdict, msg = R.compare(planted)
     assert verdict == "differ" and "thread 3 slot 2" in msg and "silicon 0x" in msg, msg
