@@ -30,6 +30,14 @@ def test_signed_zero_only_when_asked() -> None:
     assert compare(got, Expectation(want), signed_zero=True).status == "fail"
 
 
+def test_a_case_asks_for_signed_zeros_through_its_mode() -> None:
+    """The executor passes no flags: the mode is how a case pins the sign of zero."""
+    want = np.zeros(3, dtype=np.float32)
+    assert compare(-want, Expectation(want, mode="exact+signed-zero")).status == "fail"
+    assert compare(-want, Expectation(-want, mode="exact+signed-zero")).status == "pass"
+    assert compare(want, Expectation(want, mode="exact+signed-zero")).status == "pass"
+
+
 def test_bound_mode_uses_tolerance() -> None:
     want = np.array([1.0, 2.0], dtype=np.float32)
     got = np.array([1.001, 2.5], dtype=np.float32)

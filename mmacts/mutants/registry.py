@@ -1243,6 +1243,13 @@ def _comparator_mutants() -> list[Mutant]:
             ("signed_zero",),
         ),
         _cmp(
+            "signed-zero-ignored",
+            "exact mode treats -0 and +0 as equal although the case asks for signed zeros (exact+signed-zero)",
+            r"equal_val = \(got == want\) if not signed_zero else same_bits",
+            "equal_val = (got == want)",
+            ("signed_zero_asked",),
+        ),
+        _cmp(
             "inf-any-sign",
             "infinities of either sign are equal",
             exact_bad,

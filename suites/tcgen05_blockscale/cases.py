@@ -434,6 +434,8 @@ CONTROLS: dict[str, tuple[str, str]] = {
     "nan_want": ("fail", "want[0,0] = NaN, got finite"),
     "nan_both": ("pass", "NaN on both sides at [0,0], different payloads"),
     "signed_zero": ("pass", "want[0,0] = +0, got[0,0] = -0 (the sign of zero is open: AMB-SIGNED-ZERO)"),
+    "signed_zero_asked": ("fail", "signed zeros asked for (mode exact+signed-zero): want[0,0] = +0, got[0,0] = -0"),
+    "signed_zero_asked_same": ("pass", "signed zeros asked for (mode exact+signed-zero): -0 on both sides at [0,0]"),
     "inf_got": ("fail", "got[0,0] = +inf, want finite"),
     "inf_sign": ("fail", "want[0,0] = +inf, got[0,0] = -inf"),
     "inf_both": ("pass", "+inf on both sides at [0,0]"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.compare.compare import SIGNED_ZERO_MODE
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
@@ -169,13 +170,14 @@ def control_expectation(case: Case, want: np.ndarray) -> Expectation:
     verdict, what = C.CONTROLS[name]
     want = np.array(want, dtype=np.float32)
     w = {"nan_want": np.nan, "nan_both": np.nan, "signed_zero": 0.0, "inf_sign": np.inf, "inf_both": np.inf,
-         "bound_inf": np.inf}.get(name)
+         "bound_inf": np.inf, "signed_zero_asked": 0.0, "signed_zero_asked_same": -0.0}.get(name)
     if name.startswith("bound_") and w is None:
         w = 1.0
     if w is not None:
         want[0, 0] = w
     bound = name.startswith("bound_")
-    return Expectation(want=want, mode="bound" if bound else "exact", tolerance=CONTROL_TOL if bound else None,
+    mode = "bound" if bound else (SIGNED_ZERO_MODE if name.startswith("signed_zero_asked") else "exact")
+    return Expectation(want=want, mode=mode, tolerance=CONTROL_TOL if bound else None,
                        note=f"{name}: {what}", control=verdict)
 
 
@@ -185,7 +187,8 @@ def control_got(case: Case, got: np.ndarray) -> np.ndarray:
         return got
     name = case.recipe.split(":", 1)[1]
     got = np.array(got, dtype=np.float32)
-    g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
+    g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "signed_zero_asked": -0.0,
+         "signed_zero_asked_same": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
          "inf_both": np.inf, "bound_inside": 1.0 + CONTROL_TOL / 2, "bound_edge": 1.0 + CONTROL_TOL,
          "bound_outside": 1.0 + 1.5 * CONTROL_TOL, "bound_inf": np.inf, "bound_nan": np.nan}.get(name)
     if name == "one_ulp":
