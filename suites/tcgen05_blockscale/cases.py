@@ -409,6 +409,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py)
+    from suites.tcgen05_blockscale import features
+
+    yield from features.cases(SUITE)
     # controls of the comparator (never a spec reading: they cite no row)
     for name in CONTROLS:
         extra = dict(sf_stage="cp", drop_cps=True) if name == "sf_cp_missing" else {}

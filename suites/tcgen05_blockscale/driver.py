@@ -22,6 +22,7 @@ from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
 from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
+from suites.tcgen05_blockscale import features as FT
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
@@ -55,12 +56,18 @@ class Tcgen05BlockScaleDriver:
         return C.enumerate_cases(level)
 
     def module_ptx(self, case: Case) -> str:
+        if FT.is_feature(case):
+            return FT.FK.module_ptx(FT.form_of(case))
         return K.module_ptx(_form(case))
 
     def make_inputs(self, case: Case) -> B.CaseInputs:
+        if FT.is_feature(case):
+            return FT.make_inputs(case)
         return _inputs(case)
 
     def expected(self, case: Case, inputs: B.CaseInputs) -> Expectation:
+        if FT.is_feature(case):
+            return FT.expected(case, inputs)
         rt = case.runtime
         if case.recipe.startswith("control:"):
             return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
@@ -104,6 +111,11 @@ class Tcgen05BlockScaleDriver:
 
         mod = CR.as_module(module)
         cc = tuple(getattr(mod.rt.info, "compute_capability", (0, 0)))
+        if cases and FT.is_feature(cases[0]):
+            reason = device_reason(cc, cases[0].arch)
+            if reason:
+                return [LaunchResult(got=None, status="skip", extra={"reason": reason}) for _ in cases]
+            return FT.run(cases, inputs, module)
         results: list[LaunchResult | None] = [None] * len(cases)
         run_idx = []
         for i, c in enumerate(cases):
@@ -156,6 +168,8 @@ class Tcgen05BlockScaleDriver:
 
     def diagnose(self, case: Case, got: np.ndarray | None, want: np.ndarray, mask: np.ndarray | None) -> str:
         """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
+        if FT.is_feature(case):
+            return D.diagnose(got, want, mask, None)
         alts = _alternatives(case) if got is not None else None
         return D.diagnose(got, want, mask, alts)
 
