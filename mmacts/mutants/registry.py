@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
+
 from mmacts.cases.model import Case
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
@@ -1304,6 +1306,88 @@ def _comparator_mutants() -> list[Mutant]:
     ]
 
 
+# ------------------------------------------------------------------------------------------ tcgen05 features
+TMEM = "mmacts.ptxvm.tcgen05.tmem"
+LDST_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+
+
+def _feature(recipe: str, shape: str | None = None) -> Callable[[Case], bool]:
+    return lambda c: (c.recipe == recipe and bool(c.form.get("feature"))
+                      and (shape is None or c.form.get("shape") == shape))
+
+
+def _ldst_probe(shape: str) -> Callable[[Case], bool]:
+    return lambda c: (c.form.get("feature") == "ldst" and c.form.get("shape") == shape
+                      and c.recipe != "feature:ldst-roundtrip")
+
+
+def _st_reversed(shape: str):
+    """tcgen05.st of ``shape`` writes each access's registers in reverse order (ld unchanged)."""
+    def factory(orig):
+        def st(tmem, regs, sh, num, addr, **k):
+            if str(sh).lstrip(".") == shape:
+                regs = np.asarray(regs)[:, ::-1]
+            return orig(tmem, regs, sh, num, addr, **k)
+        return st
+    return factory
+
+
+def _map_mirrored(shape: str):
+    """The VM's register map of ``shape`` (ld and st alike) with the lanes mirrored inside the access."""
+    def factory(orig):
+        def m(sh, num, **k):
+            r = orig(sh, num, **k)
+            if str(sh).lstrip(".") != shape:
+                return r
+            span = 32 if shape == "32x32b" else 16
+            return replace(r, lane=(span - 1) - r.lane)
+        return m
+    return factory
+
+
+def _slow_path(shape: str) -> Callable[[], object]:
+    """The VM's all-warps fast path of tcgen05.ld/st (``ops_tcgen05._ld_st_fast``, its own map cache) off for
+    ``shape``, so a mutant of the per-warp helpers in ``tmem`` reaches every access of that shape."""
+    def factory(orig):
+        def fast(m, s, ins, act, sh, *a, **k):
+            return False if sh == shape else orig(m, s, ins, act, sh, *a, **k)
+        return fast
+    return wrap("mmacts.ptxvm.ops_tcgen05", "_ld_st_fast", factory)
+
+
+def _feature_mutants() -> list[Mutant]:
+    out: list[Mutant] = []
+    for shape in LDST_SHAPES:
+        out.append(Mutant(
+            f"ldst-vm.{shape}.st-reg-order", "ldst-vm",
+            f"tcgen05.st.{shape} writes each access's registers in reverse order (tcgen05.ld unchanged)",
+            ("T48.2",), combine(_slow_path(shape), wrap(TMEM, "tcgen05_st", _st_reversed(shape))), TC,
+            _feature("feature:ldst-roundtrip", shape), limit=1, fast=shape == "16x64b"))
+        exact = shape == "32x32b"
+        out.append(Mutant(
+            f"ldst-vm.{shape}.lanes-mirrored", "ldst-vm",
+            f"tcgen05.ld/st.{shape} register map with the lanes mirrored in the access (a consistent wrong map: "
+            "the round trip cannot see it; the .32x32b cases fail, the 16-lane shapes' observations differ)",
+            ("T47.1", "T48.1") if exact else (),
+            combine(_slow_path(shape), wrap(TMEM, "ld_st_map", _map_mirrored(shape))), TC,
+            # .32x32b stages and reads back every kernel's TMEM, so a consistent mirror shows only through an MMA
+            tc(kind="mxf8f6f4", cg=1) if exact else _ldst_probe(shape),
+            limit=1 if exact else 2, observed=not exact))
+    out.append(Mutant(
+        "shift-vm.rows-up", "shift-vm", "tcgen05.shift.down moves the rows up instead of down",
+        ("S9.7.16.9.3",), edit_source("mmacts.ptxvm.tcgen05.shift",
+                                      r"tm\[np\.ix_\(lanes\[1:\], cols\)\] = block\[:-1\]",
+                                      "tm[np.ix_(lanes[:-1], cols)] = block[1:]"),
+        TC, _feature("feature:shift"), limit=1, fast=True))
+    out.append(Mutant(
+        "shift-vm.all-lanes", "shift-vm", "tcgen05.shift.down moves every lane from taddr to 127 (the other reading "
+        "of AMB-SHIFT-ROW-SCOPE): the probe at lane 0 must see it",
+        (), edit_source("mmacts.ptxvm.tcgen05.shift", r"return lane0 \+ np\.arange\(ROWS\)",
+                        "return lane0 + np.arange(128 - lane0)"),
+        TC, lambda c: c.recipe == "probe:shift_row_scope", limit=1, observed=True))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ kernel faults
 KERNEL_ROWS: dict[str, tuple[str, ...]] = {
     "tmem-quadrant-shift": ("S9.7.16.8.1",),
@@ -1354,6 +1438,7 @@ def all_mutants() -> list[Mutant]:
         + _t42_mutants()
         + _t45_mutants()
         + _comparator_mutants()
+        + _feature_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]

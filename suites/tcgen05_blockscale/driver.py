@@ -169,7 +169,7 @@ class Tcgen05BlockScaleDriver:
     def diagnose(self, case: Case, got: np.ndarray | None, want: np.ndarray, mask: np.ndarray | None) -> str:
         """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
         if FT.is_feature(case):
-            return D.diagnose(got, want, mask, None)
+            return FT.DIAGNOSIS
         alts = _alternatives(case) if got is not None else None
         return D.diagnose(got, want, mask, alts)
 

@@ -35,6 +35,8 @@ from mmacts.ptx import tcgen05_feature_kernels as FK
 from reference.tcgen05 import tmem_image as TI
 
 PRE_BASE = 0x40000000
+DIAGNOSIS = ("position-coded: a got word 0x4LLLLCCC came from the preloaded cell (lane bits 9-15, column bits 0-8), "
+             "0x2NN.TTRR from st register RR of thread TT of the N-th num; compare it with want's")
 SHAPES = tuple(FK.LDST_NUMS)
 LDST_PROBE = "probe:ldst_fragments"
 SHIFT_PROBE = "probe:shift_row_scope"
