@@ -1355,6 +1355,23 @@ def _slow_path(shape: str) -> Callable[[], object]:
     return wrap("mmacts.ptxvm.ops_tcgen05", "_ld_st_fast", factory)
 
 
+def _base_offset_add(swizzle: str) -> Callable[[], object]:
+    return edit_source(SMI, r"yyy = \(\(addr >> \(m \+ s\)\) - base_offset\) & mask",
+                       f"yyy = ((addr >> (m + s)) + (base_offset if swizzle == {swizzle!r} else -base_offset)) & mask")
+
+
+def _base_offset_mutants() -> list[Mutant]:
+    """The reference's swizzle phase ADDS the descriptor base offset (AMB-SDESC-BASEOFFSET reading
+    subtract-phase is the reference's and the VM's): an open reading, so the base-offset probes observe it.
+    Not for 32B: with B = 1 row bit, + x and - x are one value modulo 2 (an equivalent mutant)."""
+    return [Mutant(f"swizzle-host.base-offset-added.{sw}", "swizzle-host",
+                   f"reference smem image: {sw} swizzle phase = row bits + base offset (not minus)",
+                   (), _base_offset_add(sw), TC,
+                   lambda c, sw=sw: c.recipe == "probe:smem_base_offset" and c.runtime.get("swizzle_a") == sw,
+                   limit=2, observed=True)
+            for sw in ("128B", "64B", "128B_base32B")]
+
+
 def _feature_mutants() -> list[Mutant]:
     out: list[Mutant] = []
     for shape in LDST_SHAPES:
@@ -1439,6 +1456,7 @@ def all_mutants() -> list[Mutant]:
         + _t45_mutants()
         + _comparator_mutants()
         + _feature_mutants()
+        + _base_offset_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]

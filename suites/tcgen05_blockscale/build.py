@@ -210,7 +210,10 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
         if (not a_tmem and a_descs[v] != a_descs[0]) or b_descs[v] != b_descs[0]:
             raise AssertionError("internal: CTA images differ in layout; descriptors would not match")
     out = CaseInputs(programs, layout, m, n, a, b, sfa, sfb, c, a_fmt, b_fmt, s_fmt,
-                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma})
+                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma,
+                            "walk": dict(a_desc=None if a_tmem else a_descs[0][0], b_desc=b_descs[0][0],
+                                         a_major=a_major, b_major=b_major, a_elem=a_elem, b_elem=b_elem,
+                                         rows_a=rows_a, cols_b=cols_b)})
     if rt.get("cp_probe"):
         _cp_probe(out, rt, rng)
     return out
@@ -438,6 +441,24 @@ def _pad_contig(codes: np.ndarray, major: str, elem: str, swizzle: str) -> np.nd
 
 def _round(x: int, a: int) -> int:
     return -(-x // a) * a
+
+
+def walked_operands(inp: CaseInputs) -> tuple[np.ndarray, np.ndarray]:
+    """A (M, K) and B (K, N) codes as the REFERENCE's descriptor walk (``smem_image.decode_operand``: its
+    swizzle, base-offset and stride reading) reads them from every CTA's image, for one-MMA dense cases
+    with A in shared memory. The hypothesis of the base-offset probes: the VM reads the images with its own
+    decoder, so the two readings of AMB-SDESC-BASEOFFSET meet here, not only in the encoder's placement."""
+    from reference.tcgen05.smem_image import decode_operand
+
+    w = inp.extra["walk"]
+    kk = inp.extra["kmma"]
+    a_parts, b_parts = [], []
+    for prog in inp.programs:
+        a_parts.append(decode_operand(prog.smem, w["a_desc"], mn=w["rows_a"], k=kk, major=w["a_major"],
+                                      elem=w["a_elem"]))
+        b_parts.append(decode_operand(prog.smem, w["b_desc"], mn=w["cols_b"], k=kk, major=w["b_major"],
+                                      elem=w["b_elem"]))
+    return np.concatenate(a_parts, axis=0).astype(np.uint8), np.concatenate(b_parts, axis=0).T.astype(np.uint8)
 
 
 def expected_d(inp: CaseInputs, kind: str, *, negate_a: bool = False, negate_b: bool = False) -> np.ndarray:

@@ -57,6 +57,10 @@ PROBES: dict[str, str] = {
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
                         "(register AMB-SDESC-BASEOFFSET)",
+    "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
+                      "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
+    "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
+                       "(AMB-SHIFT-ROW-SCOPE): 'want' is the one-block (.31x256b) reading",
 }
 
 NUMERIC_MODEL = "b200_tcgen05_hypothesis"
@@ -401,8 +405,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
             yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", cp_probe=src, cp_shape=shape,
                             recipe="probe:cp_decompress", extra_rows=("S9.7.16.9.1", "S9.7.16.9.2"))
     # descriptor base offset != 0: A and/or B start inside their swizzle repeat
+    # (an offset x with x != -x modulo the pattern's 2^B rows tells "subtract" from "add": 128B x = 3, 5; 64B and
+    # 128B_base32B x = 1, 3; for 32B (B = 1) the two readings are one)
     for sw, sa, sb in (("128B", 384, 0), ("128B", 0, 640), ("64B", 256, 128), ("32B", 128, 128),
-                       ("128B_base32B", 256, 0)):
+                       ("128B_base32B", 256, 0), ("128B_base32B", 384, 128)):
         mn = sw == "128B_base32B"  # 32-byte atoms exist only for MN-major operands (Table 53)
         yield make_case(S, "mxf8f6f4", None, n=64, atype="e4m3", btype="e5m2", swizzle_a=sw, swizzle_b=sw,
                         a_base_shift=sa, b_base_shift=sb, recipe="probe:smem_base_offset",

@@ -82,10 +82,17 @@ class Tcgen05BlockScaleDriver:
                                note=f"random data vs numeric model {model} ({C.MODEL_NOTE}); observe until "
                                     "the model is confirmed on hardware")
         want = B.expected_d(inputs, case.form["kind"], **flags)
+        if case.recipe == "probe:smem_base_offset":  # the reference's descriptor walk is the hypothesis
+            from dataclasses import replace as _replace
+
+            a, b = B.walked_operands(inputs)
+            want = B.expected_d(_replace(inputs, a=a, b=b), case.form["kind"], **flags)
         if C.is_probe(case):
             name = case.recipe.split(":", 1)[1]
+            what = ("the product of A and B as the reference's descriptor walk reads the images"
+                    if name == "smem_base_offset" else "the logical answer")
             return Expectation(want=want, mode="observe",
-                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is the logical answer; "
+                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is {what}; "
                                     "a mismatch pattern is the observation")
         return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
 

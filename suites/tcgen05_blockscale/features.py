@@ -40,12 +40,6 @@ DIAGNOSIS = ("position-coded: a got word 0x4LLLLCCC came from the preloaded cell
 SHAPES = tuple(FK.LDST_NUMS)
 LDST_PROBE = "probe:ldst_fragments"
 SHIFT_PROBE = "probe:shift_row_scope"
-PROBE_NOTES = {
-    "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
-                      "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
-    "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
-                       "(AMB-SHIFT-ROW-SCOPE): 'want' is the one-block (.31x256b) reading",
-}
 
 
 def is_feature(case: Case) -> bool:
@@ -58,9 +52,13 @@ def form_of(case: Case) -> FK.FeatureForm:
 
 def _case(suite: str, case_id: str, feature: str, shape: str, recipe: str, rows: tuple[str, ...],
           instruction: str) -> Case:
-    form = {"feature": feature, "shape": shape, "arch": "sm_100a", "kind": "none", "cta_group": 1}
+    # the MMA form's keys too (kind "none", no MMA): code that reads any tcgen05 case's form keeps working
+    form = {"feature": feature, "shape": shape, "arch": "sm_100a", "kind": "none", "scale_vec": None,
+            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,)}
+    runtime = {"m": 0, "n": 0, "k96": False, "atype": "none", "btype": "none", "stype": "none",
+               "sfa_id": 0, "sfb_id": 0, "sf_stage": "none"}
     return Case(case_id=case_id, suite=suite, instruction=instruction, arch="sm_100a", spec_rows=rows,
-                level="standard", form=form, runtime={"m": 0, "n": 0}, recipe=recipe, seed=0)
+                level="standard", form=form, runtime=runtime, recipe=recipe, seed=0)
 
 
 def _num_rows(table: int, shape: str) -> tuple[str, ...]:
@@ -187,7 +185,9 @@ def expected(case: Case, inp: FeatureInputs) -> Expectation:
         want = _f32(want_store(inp))
     if case.recipe.startswith("probe:"):
         name = case.recipe.split(":", 1)[1]
-        return Expectation(want=want, mode="observe", note=f"PROBE {name}: {PROBE_NOTES[name]}")
+        from suites.tcgen05_blockscale.cases import PROBES
+
+        return Expectation(want=want, mode="observe", note=f"PROBE {name}: {PROBES[name]}")
     return Expectation(want=want, mode=SIGNED_ZERO_MODE, note="position-coded raw cells / registers, bit for bit")
 
 
