@@ -1372,6 +1372,21 @@ def _base_offset_mutants() -> list[Mutant]:
             for sw in ("128B", "64B", "128B_base32B")]
 
 
+def _ownership_mutants() -> list[Mutant]:
+    """Whose copy an MMA reads: open readings (register entries), so their probes observe them."""
+    return [
+        Mutant("sf-vm.cg2-leader-sfb", "sf-vm",
+               "cta_group::2: both CTAs' D lanes scaled by the leader CTA's SFB (the peer's copy never read)",
+               (), edit_source(VMMMA, r"vals\[\.\.\., jj\]\[cta, q_cell, x_cell\]",
+                               'vals[..., jj][cta * (which == "A"), q_cell, x_cell]'),
+               TC, lambda c: c.recipe == "probe:sfb_peer_copy", limit=2, observed=True),
+        Mutant("collector-vm.use-reads-memory", "collector-vm",
+               "collector::a::use/lastuse read A from memory through the descriptor, not from the collector buffer",
+               (), wrap("mmacts.ptxvm.tcgen05.collector", "from_buffer", lambda orig: lambda *a, **k: None),
+               TC, lambda c: c.recipe == "probe:collector_reuse", limit=3, observed=True),
+    ]
+
+
 def _feature_mutants() -> list[Mutant]:
     out: list[Mutant] = []
     for shape in LDST_SHAPES:
@@ -1457,6 +1472,7 @@ def all_mutants() -> list[Mutant]:
         + _comparator_mutants()
         + _feature_mutants()
         + _base_offset_mutants()
+        + _ownership_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]

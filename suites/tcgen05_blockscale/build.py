@@ -142,6 +142,16 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
                                      swizzle=sw_b, elem=b_elem, base_address=base)
         pieces.append((base, sm_b[base:]))
         total = _round(base + img_b.nbytes, 1024)
+        if rt.get("a_decoy") and not a_tmem:
+            # probe collector_reuse: the use/lastuse MMAs' descriptors name a DECOY A (the rows reversed):
+            # a tensor core that takes A from the collector buffer ignores it, one that reloads reads it
+            sm_d, img_d = encode_operand(_pad_contig(a_rows[::-1], a_major, a_elem, sw_a), major=a_major,
+                                         swizzle=sw_a, elem=a_elem, base_address=total)
+            pieces.append((total, sm_d[total:]))
+            colls = tuple(fm.get("collectors", (None,)))
+            a_descs[-1] = [img_d.desc_for(k_offset=0) if colls[i] in ("use", "lastuse") else d
+                           for i, d in enumerate(a_descs[-1])]
+            total = _round(total + img_d.nbytes, 1024)
         smem = np.zeros(total, dtype=np.uint8)
         for off, arr in pieces:
             smem[off:off + arr.size] = arr
@@ -152,10 +162,15 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     tm = [TI.new_tmem() for _ in range(cg)]
     dp = sf_datapath(layout)
     q_only = rt.get("sf_quadrant_only")  # probe: SF only in one quadrant, decoys elsewhere
+    sfb_ctas = [sfb] * cg
+    if rt.get("sfb_peer_x2") and cg == 2:
+        # the peer CTA's SFB copy is the leader's times 2 in every element, so whose copy scales which D
+        # rows shows (probe sfb_peer_copy: the spec does not say which copy a peer's D lanes read)
+        sfb_ctas = [sfb, doubled_scales(sfb, s_fmt)]
     for v in range(cg):
         # SF index g counts from byte 0 of the base column: the MMA with SF ID i reads g = i + j
         _write_sf(tm[v], _slots(sfa[v * rows_a:(v + 1) * rows_a], sf_id_a), SFA_COL, "A", dp, n, q_only, rt)
-        _write_sf(tm[v], _slots(sfb.T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
+        _write_sf(tm[v], _slots(sfb_ctas[v].T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
     sf_image = [t.copy() for t in tm]
     preload = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(cg)]
     stage = rt.get("sf_stage", "st")
@@ -441,6 +456,25 @@ def _pad_contig(codes: np.ndarray, major: str, elem: str, swizzle: str) -> np.nd
 
 def _round(x: int, a: int) -> int:
     return -(-x // a) * a
+
+
+def doubled_scales(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """The scale codes whose values are twice ``codes``' (a power of two: exact products stay exact)."""
+    out = F.encode(fmt, F.decode(fmt, codes) * 2.0)
+    if not np.array_equal(F.decode(fmt, out), F.decode(fmt, codes) * 2.0):
+        raise ValueError(f"{fmt} scales cannot all be doubled exactly")
+    return np.asarray(out, dtype=np.uint8)
+
+
+def expected_peer_sfb(inp: CaseInputs, kind: str, **flags: bool) -> np.ndarray:
+    """Exact D when each CTA's D lanes are scaled by the SFB copy in their own tensor memory (the peer's is the
+    leader's x 2): the rows a CTA holds (``machine.d_placement``) get that CTA's copy."""
+    from dataclasses import replace
+
+    d0 = expected_d(inp, kind, **flags)
+    d1 = expected_d(replace(inp, sfb=doubled_scales(inp.sfb, inp.s_fmt)), kind, **flags)
+    cta, _, _ = machine.d_placement(inp.layout, inp.m, inp.n)
+    return np.where(cta == 1, d1, d0).astype(np.float32)
 
 
 def walked_operands(inp: CaseInputs) -> tuple[np.ndarray, np.ndarray]:

@@ -57,6 +57,11 @@ PROBES: dict[str, str] = {
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
                         "(register AMB-SDESC-BASEOFFSET)",
+    "sfb_peer_copy": "cta_group::2 with the peer CTA's SFB copy = the leader's x 2: whose copy scales the peer's D "
+                     "lanes? (AMB-SF-2CTA-SFB-COPY; model: each CTA's own copy)",
+    "collector_reuse": "collector::a::use/lastuse whose A descriptor names another A than the fill's (a decoy, "
+                       "rows reversed): reuse is 'opportunistic' (9.7.16.10; AMB-COLLECTOR-REUSE); model: the "
+                       "filled A",
     "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
                       "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
     "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
@@ -158,7 +163,8 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
     for key in ("swizzle_a", "swizzle_b"):
         if key in rt:
             parts.append(f"{key[-1]}{rt[key]}")
-    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty"):
+    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
+                "sfb_peer_x2", "a_decoy"):
         if rt.get(key):
             parts.append(key)
     for key in ("a_base_shift", "b_base_shift"):
@@ -415,6 +421,17 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # cta_group::2 with a peer SFB copy unlike the leader's (Layouts A and B; st and cp staging)
+    yield make_case(S, "mxf8f6f4", None, cg=2, m=256, n=128, atype="e4m3", btype="e2m1", sfb_peer_x2=True,
+                    recipe="probe:sfb_peer_copy")
+    yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=256, stype="ue4m3", sfb_peer_x2=True, sf_stage="cp",
+                    recipe="probe:sfb_peer_copy")
+    # collector use/lastuse with a decoy A behind the descriptor (one CTA and a pair)
+    for coll in (("fill", "use", "lastuse"), ("fill", "lastuse")):
+        yield make_case(S, "mxf8f6f4", None, collectors=coll, atype="e4m3", btype="e4m3", a_reuse=True,
+                        a_decoy=True, recipe="probe:collector_reuse")
+    yield make_case(S, "mxf4", "2X", cg=2, m=256, n=128, collectors=("fill", "use"), a_reuse=True, a_decoy=True,
+                    recipe="probe:collector_reuse")
     # tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py)
     from suites.tcgen05_blockscale import features
 

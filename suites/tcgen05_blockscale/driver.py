@@ -82,6 +82,8 @@ class Tcgen05BlockScaleDriver:
                                note=f"random data vs numeric model {model} ({C.MODEL_NOTE}); observe until "
                                     "the model is confirmed on hardware")
         want = B.expected_d(inputs, case.form["kind"], **flags)
+        if case.recipe == "probe:sfb_peer_copy":  # each CTA's own SFB copy is the hypothesis
+            want = B.expected_peer_sfb(inputs, case.form["kind"], **flags)
         if case.recipe == "probe:smem_base_offset":  # the reference's descriptor walk is the hypothesis
             from dataclasses import replace as _replace
 
