@@ -1387,6 +1387,21 @@ def _ownership_mutants() -> list[Mutant]:
     ]
 
 
+def _ue4m3_nan_mutants() -> list[Mutant]:
+    """UE4M3 0x7F decoded as a finite 480 (reading max-finite of the E4M3 pattern) by the VM: open
+    (AMB-UE4M3-SIGN), so the ue4m3_nan_scale probes observe it, in both instruction families."""
+    probe = lambda c: c.recipe == "probe:ue4m3_nan_scale"  # noqa: E731
+    return [
+        Mutant("sf-vm.ue4m3-7f-finite", "sf-vm", "tcgen05 VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
+               edit_source(VMMMA, r"t\[0x80:\] = np\.nan", "t[0x80:] = np.nan\n        t[0x7F] = 480.0"),
+               TC, probe, limit=2, observed=True),
+        Mutant("mmasync-vm.ue4m3-7f-finite", "mmasync-vm", "mma.sync VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
+               edit_source("mmacts.ptxvm.warpmma.formats", r"return np\.where\(top, np\.nan, mag\)",
+                           "return np.where(top, np.nan, np.where(code == 0x7F, 480.0, mag))"),
+               MS, probe, limit=1, observed=True),
+    ]
+
+
 def _feature_mutants() -> list[Mutant]:
     out: list[Mutant] = []
     for shape in LDST_SHAPES:
@@ -1473,6 +1488,7 @@ def all_mutants() -> list[Mutant]:
         + _feature_mutants()
         + _base_offset_mutants()
         + _ownership_mutants()
+        + _ue4m3_nan_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]

@@ -105,6 +105,11 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     if sparse:
         # one scale per vs_logical: keep every other recipe scale column, duplicate back
         sfa, sfb = sfa[:, ::2], sfb[::2, :]
+    if rt.get("sf_nan_7f"):
+        # probe ue4m3_nan_scale: the UE4M3 NaN pattern 0x7F as SFA of row 5 (block 1), SFB of column 7 (block 2)
+        sfa, sfb = sfa.copy(), sfb.copy()
+        sfa[5, 1 % sfa.shape[1]] = 0x7F
+        sfb[2 % sfb.shape[0], 7] = 0x7F
     if rt.get("a_reuse"):
         # collector cases: every MMA of the sequence uses the first K slice of A (filled once)
         a = np.tile(a[:, :kmma], (1, nmma))

@@ -62,6 +62,8 @@ PROBES: dict[str, str] = {
     "collector_reuse": "collector::a::use/lastuse whose A descriptor names another A than the fill's (a decoy, "
                        "rows reversed): reuse is 'opportunistic' (9.7.16.10; AMB-COLLECTOR-REUSE); model: the "
                        "filled A",
+    "ue4m3_nan_scale": "UE4M3 code 0x7F (the E4M3 NaN pattern) as one SFA and one SFB (AMB-UE4M3-SIGN reading "
+                       "nan-7f: D row 5 and column 7 NaN)",
     "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
                       "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
     "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
@@ -164,7 +166,7 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
         if key in rt:
             parts.append(f"{key[-1]}{rt[key]}")
     for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
-                "sfb_peer_x2", "a_decoy"):
+                "sfb_peer_x2", "a_decoy", "sf_nan_7f"):
         if rt.get(key):
             parts.append(key)
     for key in ("a_base_shift", "b_base_shift"):
@@ -421,6 +423,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # the UE4M3 NaN scale 0x7F by design (one CTA and a pair, st and cp staging)
+    yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", n=64, sf_nan_7f=True, recipe="probe:ue4m3_nan_scale")
+    yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=128, stype="ue4m3", sf_nan_7f=True, sf_stage="cp",
+                    recipe="probe:ue4m3_nan_scale")
     # cta_group::2 with a peer SFB copy unlike the leader's (Layouts A and B; st and cp staging)
     yield make_case(S, "mxf8f6f4", None, cg=2, m=256, n=128, atype="e4m3", btype="e2m1", sfb_peer_x2=True,
                     recipe="probe:sfb_peer_copy")
