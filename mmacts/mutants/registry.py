@@ -1402,6 +1402,28 @@ def _ue4m3_nan_mutants() -> list[Mutant]:
     ]
 
 
+def _ws_b0(orig):
+    def parse(qual, *, ws):
+        buf, op = orig(qual, ws=ws)
+        return ("b0" if ws else buf), op
+    return parse
+
+
+def _plain_mutants() -> list[Mutant]:
+    """.ws collector buffers and the disable-output-lane mask (plain.py cases: exact, the spec fixes both)."""
+    return [
+        Mutant("collector-vm.ws-buffers-as-b0", "collector-vm",
+               "tcgen05.mma.ws fills / uses / discards buffer b0 whatever ::b1-::b3 the instruction names",
+               ("S9.7.16.10.9.3",), wrap("mmacts.ptxvm.tcgen05.collector", "parse_usage", _ws_b0), TC,
+               lambda c: c.recipe == "plain:ws-collectors", limit=2, fast=True),
+        Mutant("dplace-vm.dol-msb-first", "dplace-vm",
+               "disable-output-lane bits read most-significant first inside each 32-bit word",
+               ("S9.7.16.10.9.1",), edit_source(VMMMA, r"\(words\[i // 32\] >> \(i % 32\)\)",
+                                                "(words[i // 32] >> (31 - i % 32))"),
+               TC, lambda c: c.recipe == "plain:dol", limit=2),
+    ]
+
+
 def _feature_mutants() -> list[Mutant]:
     out: list[Mutant] = []
     for shape in LDST_SHAPES:
@@ -1489,6 +1511,7 @@ def all_mutants() -> list[Mutant]:
         + _base_offset_mutants()
         + _ownership_mutants()
         + _ue4m3_nan_mutants()
+        + _plain_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]

@@ -104,26 +104,37 @@ class KernelForm:
     collectors: tuple[str | None, ...] = (None,)
     """One entry per MMA issued: ``None`` (no qualifier) or ``fill``/``use``/``lastuse``/``discard``."""
     arch: str = "sm_100a"
+    block_scale: bool = True
+    """False: a kind without block scaling (``f8f6f4``, ...), no scale-factor operands -- the forms that
+    carry ``.ws`` and ``disable-output-lane``, which the block-scaled kinds do not have (9.7.16.10.9)."""
+    ws: bool = False
+    """``tcgen05.mma.ws``: the collector entries are then ``b<N>::<op>`` (``.collector::b<N>::<op>``)."""
+    dol: bool = False
+    """Issue the ``disable-output-lane`` vector operand (4 words per MMA, from the record's cp slots)."""
 
     def __post_init__(self) -> None:
         if self.cta_group not in (1, 2):
             raise ValueError("cta_group must be 1 or 2")
         if not 1 <= len(self.collectors) <= MAX_MMA:
             raise ValueError(f"1..{MAX_MMA} MMAs per form")
+        if (self.ws or self.dol) and (self.block_scale or self.cta_group != 1 or (self.ws and self.dol)):
+            raise ValueError(".ws / disable-output-lane forms: a kind without block scaling, cta_group::1, not both")
 
     def instruction(self, collector: str | None = None) -> str:
         """The opcode with every qualifier, as the kernel spells it."""
         return I.tcgen05_mma_opcode(
-            self.kind, self.cta_group, sparse=self.sparse, block_scale=True,
-            scale_vec=self.scale_vec, collector_a=collector,
+            self.kind, self.cta_group, sparse=self.sparse, block_scale=self.block_scale, ws=self.ws,
+            scale_vec=self.scale_vec, collector_a=None if self.ws else collector,
+            collector_b=collector if self.ws else None,
         )
 
     @property
     def entry_name(self) -> str:
         sv = self.scale_vec or "none"
-        col = "_".join(c or "d" for c in self.collectors)
+        col = "_".join((c or "d").replace("::", "_") for c in self.collectors)
+        extra = ("_plain" if not self.block_scale else "") + ("_ws" if self.ws else "") + ("_dol" if self.dol else "")
         return (f"tc05bs_{self.kind}_{sv}_cg{self.cta_group}_{'sp' if self.sparse else 'dn'}_"
-                f"{'at' if self.a_tmem else 'as'}_{col}")
+                f"{'at' if self.a_tmem else 'as'}_{col}{extra}")
 
 
 PTX_VERSION = "8.8"
@@ -310,11 +321,25 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
         e("shr.u64 %rd31, %rd28, 32;")
         e("cvt.u32.u64 %r38, %rd31;")
         e("add.u32 %r38, %r38, %r18;")              # sparse metadata taddr
+        dol = None
+        if form.dol:  # disable-output-lane: 4 words in this MMA's two cp slots
+            w = (W_CP0 + 2 * i) * 8
+            e(f"ld.global.u64 %rd42, [%rd6+{w}];")
+            e(f"ld.global.u64 %rd43, [%rd6+{w + 8}];")
+            e("cvt.u32.u64 %r60, %rd42;")
+            e("shr.u64 %rd44, %rd42, 32;")
+            e("cvt.u32.u64 %r61, %rd44;")
+            e("cvt.u32.u64 %r62, %rd43;")
+            e("shr.u64 %rd44, %rd43, 32;")
+            e("cvt.u32.u64 %r63, %rd44;")
+            dol = ["%r60", "%r61", "%r62", "%r63"]
+        bs = form.block_scale
         e(I.tcgen05_mma(
             form.kind, cg, d_tmem="%r34", a=a_op, b_desc="%rd25", idesc="%r33",
-            enable_input_d="%p9", sparse=form.sparse, block_scale=True, scale_vec=form.scale_vec,
-            a_in_tmem=form.a_tmem, collector_a=coll, sp_meta_tmem="%r38" if form.sparse else None,
-            scale_a_tmem="%r35", scale_b_tmem="%r36",
+            enable_input_d="%p9", sparse=form.sparse, block_scale=bs, scale_vec=form.scale_vec if bs else None,
+            a_in_tmem=form.a_tmem, collector_a=None if form.ws else coll,
+            collector_b=coll if form.ws else None, ws=form.ws, sp_meta_tmem="%r38" if form.sparse else None,
+            scale_a_tmem="%r35" if bs else None, scale_b_tmem="%r36" if bs else None, disable_output_lane=dol,
         ))
     e("MMA_DONE:")
     if cg == 2:
@@ -487,6 +512,12 @@ def pack(programs: Sequence[CtaProgram]) -> PackedLaunch:
             r[W_CP0 + 2 * j] = (code & 0xFFFFFFFF) | ((taddr & 0xFFFFFFFF) << 32)
             r[W_CP0 + 2 * j + 1] = desc & 0xFFFFFFFFFFFFFFFF
         for j, m in enumerate(p.mmas):
+            if m.disable_output_lane is not None:  # the vector lives in MMA j's two cp slots
+                if p.cps:
+                    raise ValueError("disable-output-lane words and tcgen05.cp ops share the record's cp slots")
+                dw = [int(x) & 0xFFFFFFFF for x in m.disable_output_lane]
+                r[W_CP0 + 2 * j] = dw[0] | (dw[1] << 32)
+                r[W_CP0 + 2 * j + 1] = dw[2] | (dw[3] << 32)
             w = W_MMA0 + MMA_WORDS * j
             r[w] = m.a & 0xFFFFFFFFFFFFFFFF
             r[w + 1] = m.b_desc & 0xFFFFFFFFFFFFFFFF

@@ -64,3 +64,5 @@ class MmaOperands:
     sfb_tmem: int
     enable_input_d: bool
     sp_meta_tmem: int = 0
+    disable_output_lane: tuple[int, ...] | None = None
+    """The 4 (cta_group::1) 32-bit words of a plain-kind MMA's disable-output-lane vector (None: no operand)."""

@@ -442,6 +442,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     from suites.tcgen05_blockscale import features
 
     yield from features.cases(SUITE)
+    # .ws collector buffers b0-b3 and the disable-output-lane mask (kind::f8f6f4: plain.py)
+    from suites.tcgen05_blockscale import plain
+
+    yield from plain.cases(SUITE)
     # controls of the comparator (never a spec reading: they cite no row)
     for name in CONTROLS:
         extra = dict(sf_stage="cp", drop_cps=True) if name == "sf_cp_missing" else {}

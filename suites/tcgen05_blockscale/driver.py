@@ -23,6 +23,7 @@ from suites.tcgen05_blockscale import build as B
 from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
 from suites.tcgen05_blockscale import features as FT
+from suites.tcgen05_blockscale import plain as PL
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
@@ -63,11 +64,16 @@ class Tcgen05BlockScaleDriver:
     def make_inputs(self, case: Case) -> B.CaseInputs:
         if FT.is_feature(case):
             return FT.make_inputs(case)
+        if PL.is_plain(case):
+            return PL.make_inputs(case)
         return _inputs(case)
 
     def expected(self, case: Case, inputs: B.CaseInputs) -> Expectation:
         if FT.is_feature(case):
             return FT.expected(case, inputs)
+        if PL.is_plain(case):
+            return Expectation(want=PL.expected_d(inputs), mode="exact",
+                               note="exact by construction (kind::f8f6f4, unit scales; reference.gemm)")
         rt = case.runtime
         if case.recipe.startswith("control:"):
             return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
@@ -179,6 +185,8 @@ class Tcgen05BlockScaleDriver:
         """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
         if FT.is_feature(case):
             return FT.DIAGNOSIS
+        if PL.is_plain(case):
+            return D.diagnose(got, want, mask, None)
         alts = _alternatives(case) if got is not None else None
         return D.diagnose(got, want, mask, alts)
 
