@@ -1523,7 +1523,7 @@ def all_mutants() -> list[Mutant]:
 
 FAST_TOO = ("swizzle-vm.T53.64B", "packed-vm.padded-order", "atmem-vm.byte-order", "dplace-vm.layoutD-lane",
             "sdesc-vm.T40.sbo.drop", "mmasync-vm.sfa-byte", "sf-vm.sf-id-ignored", "comparator.one-ulp",
-            "idesc-vm.T43.sfa_id<->sfb_id")
+            "idesc-vm.T43.sfa_id<->sfb_id", "sf-vm.cg2-leader-sfb")
 """Added to the ``fast`` flags so that the CI subset holds at least one mutant of every family."""
 
 
