@@ -64,8 +64,10 @@ def test_comparator_controls_all_pass_unmutated() -> None:
     from mmacts.mutants.engine import run_cases
     from suites.tcgen05_blockscale.driver import DRIVER
 
+    from suites.tcgen05_blockscale.cases import CONTROLS
+
     cases = [c for c in DRIVER.cases("standard") if c.recipe.startswith("control:")]
-    assert len(cases) == 14
+    assert len(cases) == len(CONTROLS) == 16
     recs = run_cases(DRIVER.suite, cases)
     assert all(r["status"] == "pass" for r in recs.values()), {k: r["message"] for k, r in recs.items()
                                                               if r["status"] != "pass"}
