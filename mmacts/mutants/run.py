@@ -151,6 +151,9 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
     }
     if cited is not None:
         doc["citation_only"] = sorted(row for row in cited if not rows.get(row, {}).get("covered"))
+    from mmacts.mutants.features import feature_coverage
+
+    doc["features"] = feature_coverage(doc["mutants"])  # per feature: can-fail / observed-only / none
     return doc
 
 

@@ -62,9 +62,8 @@ def test_registry_covers_every_family_and_field() -> None:
 
 def test_comparator_controls_all_pass_unmutated() -> None:
     from mmacts.mutants.engine import run_cases
-    from suites.tcgen05_blockscale.driver import DRIVER
-
     from suites.tcgen05_blockscale.cases import CONTROLS
+    from suites.tcgen05_blockscale.driver import DRIVER
 
     cases = [c for c in DRIVER.cases("standard") if c.recipe.startswith("control:")]
     assert len(cases) == len(CONTROLS) == 16
