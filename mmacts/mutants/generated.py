@@ -166,6 +166,27 @@ def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: flo
             round(time.perf_counter() - t0, 2)}
 
 
+def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout: float = 300.0,
+               progress: bool = True) -> tuple[int, list[dict[str, Any]]]:
+    """(mutants cosmic-ray lists for the target's module, the outcome of each one run: all, or a seeded sample)."""
+    t = TARGETS[target]
+    with tempfile.TemporaryDirectory(prefix="mmacts-cr-") as d:
+        tree = Path(d)
+        _copy_tree(tree)
+        items = work_items(cr, tree, t.module)
+        chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
+        if progress:
+            print(f"{t.module}: {len(items)} mutants from cosmic-ray, running {len(chosen)}", flush=True)
+        results = []
+        for i, it in enumerate(chosen, 1):
+            r = run_one(cr, tree, it, target, timeout)
+            results.append(r)
+            if progress:
+                print(f"  [{i}/{len(chosen)}] {r['outcome']:<11} {r['killed_by'] or '':<9} line {r['line']:<4} "
+                      f"{r['operator']} #{r['occurrence']} ({r['seconds']}s)", flush=True)
+    return len(items), results
+
+
 def _key(m: dict[str, Any]) -> str:
     """A survivor's identity across runs: the operator and the changed source line (occurrences renumber)."""
     changed = [ln[1:].strip() for ln in str(m.get("diff", "")).splitlines() if ln.startswith("-") and not
@@ -232,18 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     t = TARGETS[args.target]
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="mmacts-cr-") as d:
-        tree = Path(d)
-        _copy_tree(tree)
-        items = work_items(cr, tree, t.module)
-        chosen = items if not args.sample else random.Random(args.seed).sample(items, min(args.sample, len(items)))
-        print(f"{t.module}: {len(items)} mutants from cosmic-ray, running {len(chosen)}", flush=True)
-        results = []
-        for i, it in enumerate(chosen, 1):
-            r = run_one(cr, tree, it, args.target, args.timeout)
-            results.append(r)
-            print(f"  [{i}/{len(chosen)}] {r['outcome']:<11} line {r['line']:<4} {r['operator']} "
-                  f"#{r['occurrence']} ({r['seconds']}s)", flush=True)
+    n_items, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout)
+    items = range(n_items)
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
     killed = sum(r["outcome"] == "killed" for r in judged)
     by_suite = sum(r.get("killed_by") == "suite" for r in judged)
