@@ -1383,7 +1383,7 @@ def _ownership_mutants() -> list[Mutant]:
         Mutant("collector-vm.use-reads-memory", "collector-vm",
                "collector::a::use/lastuse read A from memory through the descriptor, not from the collector buffer",
                (), wrap("mmacts.ptxvm.tcgen05.collector", "from_buffer", lambda orig: lambda *a, **k: None),
-               TC, lambda c: c.recipe == "probe:collector_reuse", limit=3, observed=True),
+               TC, lambda c: c.recipe == "probe:collector_reuse", limit=5, observed=True),
     ]
 
 

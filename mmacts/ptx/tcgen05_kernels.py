@@ -55,6 +55,9 @@ W_SMEM_OFF, W_SMEM_BYTES, W_TMEM_NCOLS = 0, 1, 2
 W_PRELOAD_OFF, W_PRELOAD_COLS = 3, 4
 W_LD_COL0, W_LD_NCOLS, W_OUT_OFF = 5, 6, 7
 W_N_CP, W_TIMEOUT_NS, W_N_MMA = 8, 9, 10
+W_PATCH = 11
+"""``a_overwrite`` forms: blob offset of the bytes written over the image start after the first MMA | their
+length << 32."""
 W_CP0 = 12
 """Each cp op: word 0 = shape code | (relative taddr << 32); word 1 = relative smem descriptor."""
 MAX_CP = 24
@@ -111,6 +114,10 @@ class KernelForm:
     """``tcgen05.mma.ws``: the collector entries are then ``b<N>::<op>`` (``.collector::b<N>::<op>``)."""
     dol: bool = False
     """Issue the ``disable-output-lane`` vector operand (4 words per MMA, from the record's cp slots)."""
+    a_overwrite: bool = False
+    """After the first MMA (a ``collector::a::fill``): commit, wait for it, overwrite the start of the shared
+    memory image (where A is) with the record's patch, ``fence.proxy.async``, then the remaining MMAs -- so
+    whether a ``use`` reads the collector or memory shows (probe collector_reuse)."""
 
     def __post_init__(self) -> None:
         if self.cta_group not in (1, 2):
@@ -119,6 +126,8 @@ class KernelForm:
             raise ValueError(f"1..{MAX_MMA} MMAs per form")
         if (self.ws or self.dol) and (self.block_scale or self.cta_group != 1 or (self.ws and self.dol)):
             raise ValueError(".ws / disable-output-lane forms: a kind without block scaling, cta_group::1, not both")
+        if self.a_overwrite and (self.cta_group != 1 or self.a_tmem or len(self.collectors) < 2):
+            raise ValueError("a_overwrite: cta_group::1, A in shared memory, at least two MMAs")
 
     def instruction(self, collector: str | None = None) -> str:
         """The opcode with every qualifier, as the kernel spells it."""
@@ -133,6 +142,7 @@ class KernelForm:
         sv = self.scale_vec or "none"
         col = "_".join((c or "d").replace("::", "_") for c in self.collectors)
         extra = ("_plain" if not self.block_scale else "") + ("_ws" if self.ws else "") + ("_dol" if self.dol else "")
+        extra += "_aover" if self.a_overwrite else ""
         return (f"tc05bs_{self.kind}_{sv}_cg{self.cta_group}_{'sp' if self.sparse else 'dn'}_"
                 f"{'at' if self.a_tmem else 'as'}_{col}{extra}")
 
@@ -341,6 +351,8 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
             collector_b=coll if form.ws else None, ws=form.ws, sp_meta_tmem="%r38" if form.sparse else None,
             scale_a_tmem="%r35" if bs else None, scale_b_tmem="%r36" if bs else None, disable_output_lane=dol,
         ))
+        if form.a_overwrite and i == 0:
+            L.extend(_overwrite_after_first_mma())
     e("MMA_DONE:")
     if cg == 2:
         e("mov.b16 %h0, 3;")
@@ -356,7 +368,8 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("add.u64 %rd33, %rd33, %rd32;")               # deadline
     e(f"mov.u32 %r40, {STATUS_OK};")
     e("WAIT_LOOP:")
-    e("mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], 0;")
+    # a_overwrite forms completed phase 0 of the mbarrier mid-sequence: the final commit completes phase 1
+    e(f"mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], {1 if form.a_overwrite else 0};")
     e("@%p10 bra WAIT_END;")
     e("mov.u64 %rd34, %globaltimer;")
     e("setp.lt.u64 %p11, %rd34, %rd33;")
@@ -405,6 +418,47 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("@%p1 st.global.u32 [%rd5], %r41;")
     e("ret;")
     return L
+
+
+def _overwrite_after_first_mma() -> list[str]:
+    """(issuing thread) commit the first MMA, wait for it (bounded), copy the record's patch over the image start
+    in 16-byte chunks, then make the generic-proxy writes visible to the tensor core (``fence.proxy.async``)."""
+    out = [
+        I.tcgen05_commit(1, "%r15", shared_cluster=True),
+        f"ld.global.u64 %rd45, [%rd4+{W_TIMEOUT_NS * 8}];",
+        "mov.u64 %rd46, %globaltimer;",
+        "add.u64 %rd46, %rd46, %rd45;",
+        "OVW_WAIT:",
+        "mbarrier.try_wait.parity.shared::cta.b64 %p14, [%r15], 0;",
+        "@%p14 bra OVW_WAITED;",
+        "mov.u64 %rd47, %globaltimer;",
+        "setp.lt.u64 %p15, %rd47, %rd46;",
+        "@%p15 bra OVW_WAIT;",
+        "bra MMA_DONE;",                                # timed out: skip the rest, the final wait reports it
+        "OVW_WAITED:",
+        f"ld.global.u64 %rd48, [%rd6+{W_PATCH * 8}];",
+        "cvt.u32.u64 %r64, %rd48;",                    # blob offset
+        "shr.u64 %rd49, %rd48, 32;",
+        "cvt.u32.u64 %r65, %rd49;",
+        "shr.u32 %r65, %r65, 4;",                      # 16-byte chunks
+        "cvt.u64.u32 %rd50, %r64;",
+        "add.u64 %rd50, %rd1, %rd50;",
+        "mov.u32 %r66, 0;",
+        "OVW_LOOP:",
+        "setp.ge.u32 %p14, %r66, %r65;",
+        "@%p14 bra OVW_DONE;",
+        "mul.wide.u32 %rd51, %r66, 16;",
+        "add.u64 %rd51, %rd50, %rd51;",
+        "ld.global.v4.u32 {%r67, %r68, %r69, %r70}, [%rd51];",
+        "shl.b32 %r71, %r66, 4;",
+        "add.u32 %r71, %r71, %r7;",
+        "st.shared.v4.u32 [%r71], {%r67, %r68, %r69, %r70};",
+        "add.u32 %r66, %r66, 1;",
+        "bra OVW_LOOP;",
+        "OVW_DONE:",
+        "fence.proxy.async.shared::cta;",
+    ]
+    return out
 
 
 def _reloc(reg: str) -> list[str]:
@@ -508,6 +562,11 @@ def pack(programs: Sequence[CtaProgram]) -> PackedLaunch:
         r[W_N_CP] = len(p.cps)
         r[W_TIMEOUT_NS] = p.timeout_ns
         r[W_N_MMA] = len(p.mmas)
+        if getattr(p, "smem_patch", None) is not None:
+            patch = np.ascontiguousarray(p.smem_patch, dtype=np.uint8)
+            if patch.size % 16 or patch.size > p.smem.size:
+                raise ValueError("smem_patch: a multiple of 16 bytes, inside the image")
+            r[W_PATCH] = put(patch.tobytes()) | (patch.size << 32)
         for j, (code, taddr, desc) in enumerate(p.cps):
             r[W_CP0 + 2 * j] = (code & 0xFFFFFFFF) | ((taddr & 0xFFFFFFFF) << 32)
             r[W_CP0 + 2 * j + 1] = desc & 0xFFFFFFFFFFFFFFFF

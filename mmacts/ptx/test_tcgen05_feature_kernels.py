@@ -57,3 +57,14 @@ def test_plain_forms_spell_ws_collectors_and_the_mask() -> None:
     _assemble(module_ptx(dol))
     with pytest.raises(ValueError):
         KernelForm("mxf8f6f4", None, ws=True)  # block-scaled kinds have no .ws (Table 39)
+
+
+def test_overwrite_form_waits_for_the_fill_then_patches_a() -> None:
+    form = KernelForm("mxf8f6f4", None, collectors=("fill", "use", "lastuse"), a_overwrite=True)
+    text = module_ptx(form)
+    fill, wait, fence, use = (text.index(x) for x in ("collector::a::fill", "OVW_WAITED:", "OVW_DONE:",
+                                                       "collector::a::use"))
+    assert fill < wait < fence < use and "[%r15], 1;" in text  # the final wait is for phase 1
+    _assemble(text)
+    with pytest.raises(ValueError):
+        KernelForm("mxf8f6f4", None, cta_group=2, collectors=("fill", "use"), a_overwrite=True)

@@ -49,6 +49,8 @@ class CtaProgram:
     """(shape code, relative taddr, relative smem descriptor) per tcgen05.cp (leader only)."""
     mmas: Sequence[MmaOperands] = ()
     timeout_ns: int = DEFAULT_TIMEOUT_NS
+    smem_patch: np.ndarray | None = None
+    """``a_overwrite`` kernels: bytes written over the image start after the first MMA completed."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ TMEM column plan (relative to the allocation, 512 columns): D at 0; SFA at ``SFA
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -225,6 +225,13 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
             ld_col0=0, ld_ncols=_round(dcols, 8),
             cps=cps if v == 0 else (), mmas=mmas if v == 0 else (),
         ))
+    if fm.get("a_overwrite"):
+        # probe collector_reuse: after the fill completed the kernel writes a DECOY A (rows reversed, same layout)
+        # over A's bytes; a use that takes A from the collector still sees the filled A
+        a0 = a_store[:rows_a]
+        sm_d, img_d = encode_operand(_pad_contig(a0[::-1], a_major, a_elem, sw_a), major=a_major, swizzle=sw_a,
+                                     elem=a_elem, base_address=0)
+        programs[0] = replace(programs[0], smem_patch=np.ascontiguousarray(sm_d[:_round(img_d.nbytes, 16)]))
     # consistency: every CTA's descriptor values are the leader's (same offsets in both smem)
     for v in range(1, cg):
         if (not a_tmem and a_descs[v] != a_descs[0]) or b_descs[v] != b_descs[0]:

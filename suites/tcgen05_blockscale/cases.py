@@ -59,9 +59,9 @@ PROBES: dict[str, str] = {
                         "(register AMB-SDESC-BASEOFFSET)",
     "sfb_peer_copy": "cta_group::2 with the peer CTA's SFB copy = the leader's x 2: whose copy scales the peer's D "
                      "lanes? (AMB-SF-2CTA-SFB-COPY; model: each CTA's own copy)",
-    "collector_reuse": "collector::a::use/lastuse whose A descriptor names another A than the fill's (a decoy, "
-                       "rows reversed): reuse is 'opportunistic' (9.7.16.10; AMB-COLLECTOR-REUSE); model: the "
-                       "filled A",
+    "collector_reuse": "collector::a::use/lastuse after A changed since the fill: the descriptor names a decoy A "
+                       "(rows reversed), or the kernel overwrote A's shared memory with it once the fill completed; "
+                       "reuse is 'opportunistic' (9.7.16.10; AMB-COLLECTOR-REUSE); model: the filled A",
     "ue4m3_nan_scale": "UE4M3 code 0x7F (the E4M3 NaN pattern) as one SFA and one SFB (AMB-UE4M3-SIGN reading "
                        "nan-7f: D row 5 and column 7 NaN)",
     "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
@@ -139,7 +139,7 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
               atype: str = "e2m1", btype: str = "e2m1", stype: str = "ue8m0", sparse: bool = False,
               a_tmem: bool = False, collectors: tuple[str | None, ...] = (None,), k96: bool = False,
               recipe: str = "exact", seed: int = 0, xfail: str = "", extra_rows: tuple[str, ...] = (),
-              **rt: Any) -> Case:
+              a_overwrite: bool = False, **rt: Any) -> Case:
     """One case; ``rt`` adds run-time fields (sfa_id, sfb_id, sf_stage, swizzle_a/b, transpose/negate...)."""
     if kind == "mxf8f6f4":
         pass
@@ -148,6 +148,8 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
     arch = "sm_103a" if k96 else "sm_100a"
     form = dict(kind=kind, scale_vec=sv, cta_group=cg, sparse=sparse, a_tmem=a_tmem,
                 collectors=tuple(collectors), arch=arch)
+    if a_overwrite:  # a kernel form of its own (mmacts.ptx.tcgen05_kernels: KernelForm.a_overwrite)
+        form["a_overwrite"] = True
     runtime: dict[str, Any] = dict(m=m, n=n, atype=atype, btype=btype, stype=stype, k96=k96)
     runtime.update(rt)
     runtime.setdefault("sfa_id", 0)
@@ -162,6 +164,8 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
         parts.append("Atmem")
     if collectors != (None,):
         parts.append("coll-" + "-".join(c or "none" for c in collectors))
+    if a_overwrite:
+        parts.append("smemA-overwritten-after-fill")
     for key in ("swizzle_a", "swizzle_b"):
         if key in rt:
             parts.append(f"{key[-1]}{rt[key]}")
@@ -438,6 +442,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         a_decoy=True, recipe="probe:collector_reuse")
     yield make_case(S, "mxf4", "2X", cg=2, m=256, n=128, collectors=("fill", "use"), a_reuse=True, a_decoy=True,
                     recipe="probe:collector_reuse")
+    # ... and with A's shared memory overwritten (by the decoy) between the completed fill and the use
+    for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
+        yield make_case(S, kind, sv, collectors=("fill", "use", "lastuse"), atype="e4m3", btype="e4m3", stype=st,
+                        a_reuse=True, a_overwrite=True, recipe="probe:collector_reuse")
     # tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py)
     from suites.tcgen05_blockscale import features
 

@@ -42,6 +42,7 @@ def test_ws_buffer_bookkeeping_and_mask_bit_order() -> None:
     ("feature:shift", {"pass"}), ("probe:shift_row_scope", {"observed"}), ("plain:", {"pass"}),
     ("ldst.16x64b", {"pass"}), ("probe:sfb_peer_copy", {"observed"}), ("probe:collector_reuse", {"observed"}),
     ("probe:ue4m3_nan_scale", {"observed"}), ("control:signed_zero_asked", {"pass"}),
+    ("smemA-overwritten-after-fill", {"observed"}),
 ])
 def test_new_cases_agree_with_the_vm(standard, pattern: str, statuses: set[str]) -> None:
     picked = [c for c in standard if pattern in c.case_id][:2]
