@@ -167,14 +167,19 @@ def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: flo
 
 
 def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout: float = 300.0,
-               progress: bool = True) -> tuple[int, list[dict[str, Any]]]:
-    """(mutants cosmic-ray lists for the target's module, the outcome of each one run: all, or a seeded sample)."""
+               progress: bool = True, only: set[str] | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """(mutants cosmic-ray lists for the target's module, the outcome of each one run: all, a seeded sample, or
+    ``only`` those whose survivor key (operator @ changed line) is in the set -- the survivors file's)."""
     t = TARGETS[target]
     with tempfile.TemporaryDirectory(prefix="mmacts-cr-") as d:
         tree = Path(d)
         _copy_tree(tree)
         items = work_items(cr, tree, t.module)
-        chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
+        if only is not None:
+            src = (tree / t.module).read_text(encoding="utf-8").splitlines()
+            chosen = [it for it in items if _item_key(it, src) in only]
+        else:
+            chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
         if progress:
             print(f"{t.module}: {len(items)} mutants from cosmic-ray, running {len(chosen)}", flush=True)
         results = []
@@ -185,6 +190,11 @@ def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout
                 print(f"  [{i}/{len(chosen)}] {r['outcome']:<11} {r['killed_by'] or '':<9} line {r['line']:<4} "
                       f"{r['operator']} #{r['occurrence']} ({r['seconds']}s)", flush=True)
     return len(items), results
+
+
+def _item_key(item: dict[str, Any], src: Sequence[str]) -> str:
+    """The survivor key of a cosmic-ray work item before it runs (the unmutated source line it changes)."""
+    return f"{item['operator_name']} @ {src[item['start_pos'][0] - 1].strip()}"
 
 
 def _key(m: dict[str, Any]) -> str:
@@ -240,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     ap.add_argument("--cosmic-ray", dest="cr", default=None, help="the cosmic-ray executable")
     ap.add_argument("--no-write", action="store_true", help="print only; leave generated/ alone")
+    ap.add_argument("--survivors", action="store_true",
+                    help="re-run only the target's listed survivors (after adding a case or test); killed ones leave")
     args = ap.parse_args(argv)
     if args.check:
         return check(args.target)
@@ -253,7 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     t = TARGETS[args.target]
     t0 = time.perf_counter()
-    n_items, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout)
+    only = set(load_survivors().get(args.target) or {}) if args.survivors else None
+    n_items, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
+                                  only=only)
     items = range(n_items)
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
     killed = sum(r["outcome"] == "killed" for r in judged)
@@ -269,8 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                "sample": args.sample, "seed": args.seed, "killed": killed, "killed_by_suite": by_suite,
                "judged": len(judged), "score": score,
                "date": time.strftime("%Y-%m-%d"), "results": results}
-    (OUT_DIR / f"{args.target}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    open_ = merge_survivors(args.target, results, full=not args.sample)
+    if not args.survivors:  # a survivors-only run keeps the last full/sampled summary
+        (OUT_DIR / f"{args.target}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    open_ = merge_survivors(args.target, results, full=not args.sample and not args.survivors)
     print(f"survivors without a reason in {SURVIVORS.name}: {open_}")
     return 0
 
