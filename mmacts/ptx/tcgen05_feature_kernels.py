@@ -253,6 +253,10 @@ def _ldst(form: FeatureForm, e) -> None:
 
 
 def _shift(e) -> None:
+    # every warp's preload stores (waited) happen before thread 0's shift: the tcgen05 thread-sync pattern
+    e(I.tcgen05_fence("before"))
+    e("bar.sync 0;")
+    e(I.tcgen05_fence("after"))
     e("@!%p0 bra ISSUE_DONE;")
     for lane, col in SHIFTS:
         e(f"add.u32 %r11, %r7, {(lane << 16) + col};")
