@@ -177,7 +177,8 @@ def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout
         items = work_items(cr, tree, t.module)
         if only is not None:
             src = (tree / t.module).read_text(encoding="utf-8").splitlines()
-            chosen = [it for it in items if _item_key(it, src) in only]
+            heads = {k.split(" => ")[0] for k in only}
+            chosen = [it for it in items if _item_key(it, src) in heads]
         else:
             chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
         if progress:
@@ -198,10 +199,12 @@ def _item_key(item: dict[str, Any], src: Sequence[str]) -> str:
 
 
 def _key(m: dict[str, Any]) -> str:
-    """A survivor's identity across runs: the operator and the changed source line (occurrences renumber)."""
-    changed = [ln[1:].strip() for ln in str(m.get("diff", "")).splitlines() if ln.startswith("-") and not
-               ln.startswith("---")]
-    return f"{m['operator']} @ {changed[0] if changed else m['line']}"
+    """A survivor's identity across runs: the operator, the source line and what it became (occurrences
+    renumber when the module changes; two mutants of one operator on one line differ in the new line)."""
+    diff = str(m.get("diff", "")).splitlines()
+    old = [ln[1:].strip() for ln in diff if ln.startswith("-") and not ln.startswith("---")]
+    new = [ln[1:].strip() for ln in diff if ln.startswith("+") and not ln.startswith("+++")]
+    return f"{m['operator']} @ {old[0] if old else m['line']} => {new[0] if new else '?'}"
 
 
 def load_survivors(path: Path = SURVIVORS) -> dict[str, dict[str, Any]]:

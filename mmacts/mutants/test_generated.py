@@ -35,7 +35,7 @@ def test_every_committed_survivor_has_a_reason() -> None:
 
 def test_survivor_keys_survive_renumbering() -> None:
     m = {"operator": "core/NumberReplacer", "line": 40, "diff": "--- a\n+++ b\n-    x = 1\n+    x = 2\n"}
-    assert GEN._key(m) == GEN._key(dict(m, line=41)) == "core/NumberReplacer @ x = 1"
+    assert GEN._key(m) == GEN._key(dict(m, line=41)) == "core/NumberReplacer @ x = 1 => x = 2"
 
 
 @pytest.mark.skipif(GEN.cosmic_ray() is None, reason="cosmic-ray not installed (pip install cosmic-ray)")
