@@ -132,3 +132,16 @@ def test_bound_without_tolerance_is_exact_and_observe_never_judges() -> None:
     r = compare(want + 1, Expectation(want, mode="observe"))
     assert (r.status, r.mismatches) == ("observed", 2)
     assert compare(want.copy(), Expectation(want, mode="observe:model:x")).status == "observed"
+
+
+def test_more_edges_generated_mutants_found() -> None:
+    """Each line pins one survivor of the generated mutation of compare.py (generated/survivors.yaml history)."""
+    w = np.zeros(2, dtype=np.float32)
+    assert compare(-w, Expectation(w, mode="model:m")).status == "pass"  # only exact+signed-zero asks for signs
+    assert compare(-w, Expectation(w, mode="observe")).mismatches == 0
+    assert compare(np.float32([5.0]), Expectation(np.float32([2.0]), mode="bound", tolerance=1.5)).status == "fail"
+    r = compare(np.float32([0.0, 7.0, 9.0]), Expectation(np.float32([0.0, 1.0, 2.0])))
+    assert r.mismatches == 2 and r.first_mismatch.startswith("(1) got=7.0")  # the FIRST differing element
+    one = np.float32(1.0)
+    assert ulp_distance(-one, np.float32(0.0)) == 0x3F800000 and ulp_distance(np.float32(0.0), -one) == 0x3F800000
+    assert ulp_distance(_f32(0x80000000), -one)[0] == 0x3F800000
