@@ -145,3 +145,10 @@ def test_more_edges_generated_mutants_found() -> None:
     one = np.float32(1.0)
     assert ulp_distance(-one, np.float32(0.0)) == 0x3F800000 and ulp_distance(np.float32(0.0), -one) == 0x3F800000
     assert ulp_distance(_f32(0x80000000), -one)[0] == 0x3F800000
+
+
+def test_mode_is_compared_by_value_not_identity() -> None:
+    """A mode read back from the answer cache (JSON) is an equal string, not the literal object."""
+    mode = "".join(["bo", "und"])
+    want = np.float32([1.0])
+    assert compare(np.float32([1.25]), Expectation(want, mode=mode, tolerance=0.5)).status == "pass"
