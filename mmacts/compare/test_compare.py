@@ -152,3 +152,13 @@ def test_mode_is_compared_by_value_not_identity() -> None:
     mode = "".join(["bo", "und"])
     want = np.float32([1.0])
     assert compare(np.float32([1.25]), Expectation(want, mode=mode, tolerance=0.5)).status == "pass"
+
+
+def test_ulp_columns_with_nan_on_either_side_and_large_negatives() -> None:
+    want = np.float32([1.0, 2.0])
+    r = compare(_f32(0x7FC00001, 0x40000000), Expectation(_f32(0x7FC00000, 0x40000000)))  # NaN payloads differ
+    assert (r.status, r.max_ulp_err) == ("pass", 0.0)
+    r = compare(want.copy(), Expectation(np.float32([np.nan, 2.0])))
+    assert (r.status, r.max_ulp_err) == ("fail", float("inf"))
+    assert ulp_distance(np.float32(-4.0), np.float32(-2.0)) == 0x800000
+    assert ulp_distance(np.float32(-2.0), np.nextafter(np.float32(-2.0), np.float32(-3.0))) == 1
