@@ -65,11 +65,12 @@ def _compare_cases(c: Case) -> bool:
 
 
 VM_UNITS = "mmacts/ptxvm/tcgen05/test_units.py"
+VM_MORE = "mmacts/ptxvm/test_tcgen05_more.py"
 TARGETS: dict[str, Target] = {
     "compare": Target("mmacts/compare/compare.py", ("tcgen05_blockscale", "mma_sync_blockscale"), _compare_cases,
                       unit_tests=("mmacts/compare/test_compare.py",)),
     "shift": Target("mmacts/ptxvm/tcgen05/shift.py", ("tcgen05_blockscale",),
-                    lambda c: c.case_id.startswith("tcgen05.shift"), unit_tests=(VM_UNITS,)),
+                    lambda c: c.case_id.startswith("tcgen05.shift"), unit_tests=(VM_UNITS, VM_MORE)),
     "collector": Target("mmacts/ptxvm/tcgen05/collector.py", ("tcgen05_blockscale",),
                         lambda c: c.recipe in ("plain:ws-collectors", "probe:collector_reuse")
                         or ("coll-" in c.case_id and c.recipe == "exact"), unit_tests=(VM_UNITS,)),

@@ -46,9 +46,10 @@ LDST_NUMS: dict[str, tuple[int, ...]] = {
 """Every ``.num`` Table 47 lists per shape (the kernel issues each once)."""
 
 REGS_PER_X1 = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
-SHIFTS: tuple[tuple[int, int], ...] = ((96, 0), (0, 8))
+SHIFTS: tuple[tuple[int, int], ...] = ((96, 3), (0, 16))
 """(lane, column) of each ``tcgen05.shift``: lane 96 (the last quadrant: every reading of how far the
-rows move agrees there) and lane 0 (where AMB-SHIFT-ROW-SCOPE's readings differ)."""
+rows move agrees there) at column 3 (the spec aligns the lane only: a column off any 8-column boundary
+shows a block taken at the wrong columns), and lane 0 (where AMB-SHIFT-ROW-SCOPE's readings differ)."""
 ST_BASE = 0x20000000
 """Tag of the st phase's register values (finite, normal fp32: a raw-cell compare is never NaN == NaN)."""
 STATUS_OK, STATUS_TIMEOUT = 1, 2
@@ -107,7 +108,7 @@ class FeatureForm:
 
     @property
     def pre_cols(self) -> int:
-        return 512 if self.feature == "ldst" else 16
+        return 512 if self.feature == "ldst" else 24
 
     @property
     def dump_cols(self) -> int:

@@ -12,8 +12,8 @@ or register that lands elsewhere shows where it came from. What each case judges
   read back or staged through ``.32x32b``. The maps of Figures 183-187 are missing (AMB-LDST-FRAGMENTS):
   exact for ``.32x32b`` (the MMA cases rest on it already), an observation (``probe:ldst_fragments``) for
   the 16-lane shapes, against the reference's reading (``reference.tcgen05.tmem_image.ld_st_map``);
-* ``feature:shift`` (exact): ``tcgen05.shift.down`` at lane 96: lanes 97-127 of the 8 columns receive the
-  old lanes 96-126, lane 96 keeps its row (9.7.16.9.3: "downwards ... all the rows, except the last, by
+* ``feature:shift`` (exact): ``tcgen05.shift.down`` at lane 96, column 3: lanes 97-127 of columns 3-10 receive
+  the old lanes 96-126, lane 96 keeps its row (9.7.16.9.3: "downwards ... all the rows, except the last, by
   one row"; at the last quadrant every reading of AMB-SHIFT-ROW-SCOPE agrees);
 * ``probe:shift_row_scope`` (observed): the same at lane 0, where AMB-SHIFT-ROW-SCOPE's readings differ
   (``want`` is the one-block reading: only lanes 1-31 move).
@@ -152,6 +152,11 @@ def want_shift(inp: FeatureInputs) -> np.ndarray:
     return img
 
 
+def _shift_cols(case: Case) -> slice:
+    """The exact case judges columns 0-15 (its block, 3-10, and unshifted neighbours), the probe 16-23."""
+    return slice(0, 16) if case.recipe == "feature:shift" else slice(16, 24)
+
+
 def _f32(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.uint32).view(np.float32)
 
@@ -160,8 +165,7 @@ def view(case: Case, inp: FeatureInputs, raw: np.ndarray) -> np.ndarray:
     """The part of the raw (128, out_words) output a case judges, as fp32 bit patterns."""
     form = inp.form
     if form.feature == "shift":
-        cols = slice(0, 8) if case.recipe == "feature:shift" else slice(8, 16)
-        return _f32(raw[:, -form.dump_cols:][:, cols])
+        return _f32(raw[:, -form.dump_cols:][:, _shift_cols(case)])
     n = FK.total_regs(form.shape)
     if case.recipe == "feature:ldst-roundtrip":
         return _f32(raw[:, n:2 * n])
@@ -175,8 +179,7 @@ def expected(case: Case, inp: FeatureInputs) -> Expectation:
     observed where a register entry leaves it open."""
     form = inp.form
     if form.feature == "shift":
-        w = want_shift(inp)
-        want = _f32(w[:, 0:8] if case.recipe == "feature:shift" else w[:, 8:16])
+        want = _f32(want_shift(inp)[:, _shift_cols(case)])
     elif case.recipe == "feature:ldst-roundtrip":
         want = _f32(want_roundtrip(inp))
     elif ".load." in case.case_id:

@@ -23,8 +23,9 @@ def test_shift_want_moves_rows_down() -> None:
     case = next(c for c in DRIVER.cases("standard") if c.recipe == "feature:shift")
     inp = FT.make_inputs(case)
     w = FT.want_shift(inp)
-    assert (w[97, 0:8] == inp.pre[96, 0:8]).all() and (w[96, 0:8] == inp.pre[96, 0:8]).all()
-    assert (w[0:96, 0:8] == inp.pre[0:96, 0:8]).all() and (w[32, 8:16] == inp.pre[32, 8:16]).all()
+    assert (w[97, 3:11] == inp.pre[96, 3:11]).all() and (w[96, 3:11] == inp.pre[96, 3:11]).all()
+    assert (w[0:96, 3:11] == inp.pre[0:96, 3:11]).all() and (w[32, 16:24] == inp.pre[32, 16:24]).all()
+    assert (w[97:, 0:3] == inp.pre[97:, 0:3]).all() and (w[97:, 11:16] == inp.pre[97:, 11:16]).all()
 
 
 def test_ws_buffer_bookkeeping_and_mask_bit_order() -> None:
