@@ -2,8 +2,9 @@
 
 The comparison is deliberately dumb and strict: it knows nothing about the
 instruction. ``exact`` and ``model:*`` modes compare bit patterns of fp32
-(NaN equals NaN; +0 and -0 are equal unless ``signed_zero`` is asked for, since
-the sign of an exact zero is an open question of the register, not a verdict);
+(NaN equals NaN; +0 and -0 are equal unless signed zeros are asked for -- the ``signed_zero``
+argument, or an expectation of mode ``exact+signed-zero`` -- since the sign of an exact zero is an
+open question of the register, not a verdict, except where a case pins it);
 ``bound`` allows an elementwise tolerance; ``observe`` is never a verdict: always ``observed``,
 with the number of elements that differ from the hypothesis it was recorded against.
 """
@@ -53,8 +54,13 @@ def fmt_value(x: np.floating) -> str:
     return f"{str(v)} (0x{int(np.array(v).view(np.uint32)):08x})"  # str(): the shortest fp32 repr
 
 
+SIGNED_ZERO_MODE = "exact+signed-zero"
+"""The exact mode in which -0 and +0 differ: how a case (the executor passes no flags) asks for signed zeros."""
+
+
 def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = False) -> Comparison:
     """Compare ``got`` with ``exp``; shapes must match exactly."""
+    signed_zero = signed_zero or exp.mode == SIGNED_ZERO_MODE
     want = np.asarray(exp.want, dtype=np.float32)
     if got is None:
         return Comparison("error", int(want.size), float("nan"), float("nan"), "no output")

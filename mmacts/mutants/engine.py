@@ -167,6 +167,11 @@ class Mutant:
     """In the CI subset (``test_mutants.py`` without ``-m mutants_full``)."""
     kernel: bool = False
     """A planted kernel fault: any verdict other than pass/observed/skip catches it (a hazard error too)."""
+    observed: bool = False
+    """The fault is one reading of a question the spec leaves open (a register entry): no case may FAIL on it,
+    since silicon may answer that way. Its catching cases are observations (probes); the mutant is caught
+    (``how`` = ``observed``) when one records elements that differ from its hypothesis, which it does not
+    unmutated (``run.verify_killers`` checks the clean run agrees). A ``fail`` catches it too."""
 
 
 @dataclass
@@ -223,6 +228,11 @@ def judge(m: Mutant, cases: list[Case], recs: dict[str, dict[str, Any]]) -> tupl
                 if r["status"] == "error" and re.search(m.refusal, str(r["message"]))}
         if errs:
             return "refusal", errs
+    if m.observed:
+        seen = {k: by_id[k].spec_rows for k, r in recs.items()
+                if r["status"] == "observed" and int(r.get("mismatches") or 0) > 0}
+        if seen:
+            return "observed", seen
     return "survived", {}
 
 

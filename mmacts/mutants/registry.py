@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
+
 from mmacts.cases.model import Case
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
@@ -1243,6 +1245,13 @@ def _comparator_mutants() -> list[Mutant]:
             ("signed_zero",),
         ),
         _cmp(
+            "signed-zero-ignored",
+            "exact mode treats -0 and +0 as equal although the case asks for signed zeros (exact+signed-zero)",
+            r"equal_val = \(got == want\) if not signed_zero else same_bits",
+            "equal_val = (got == want)",
+            ("signed_zero_asked",),
+        ),
+        _cmp(
             "inf-any-sign",
             "infinities of either sign are equal",
             exact_bad,
@@ -1297,6 +1306,157 @@ def _comparator_mutants() -> list[Mutant]:
     ]
 
 
+# ------------------------------------------------------------------------------------------ tcgen05 features
+TMEM = "mmacts.ptxvm.tcgen05.tmem"
+LDST_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
+
+
+def _feature(recipe: str, shape: str | None = None) -> Callable[[Case], bool]:
+    return lambda c: (c.recipe == recipe and bool(c.form.get("feature"))
+                      and (shape is None or c.form.get("shape") == shape))
+
+
+def _ldst_probe(shape: str) -> Callable[[Case], bool]:
+    return lambda c: (c.form.get("feature") == "ldst" and c.form.get("shape") == shape
+                      and c.recipe != "feature:ldst-roundtrip")
+
+
+def _st_reversed(shape: str):
+    """tcgen05.st of ``shape`` writes each access's registers in reverse order (ld unchanged)."""
+    def factory(orig):
+        def st(tmem, regs, sh, num, addr, **k):
+            if str(sh).lstrip(".") == shape:
+                regs = np.asarray(regs)[:, ::-1]
+            return orig(tmem, regs, sh, num, addr, **k)
+        return st
+    return factory
+
+
+def _map_mirrored(shape: str):
+    """The VM's register map of ``shape`` (ld and st alike) with the lanes mirrored inside the access."""
+    def factory(orig):
+        def m(sh, num, **k):
+            r = orig(sh, num, **k)
+            if str(sh).lstrip(".") != shape:
+                return r
+            span = 32 if shape == "32x32b" else 16
+            return replace(r, lane=(span - 1) - r.lane)
+        return m
+    return factory
+
+
+def _slow_path(shape: str) -> Callable[[], object]:
+    """The VM's all-warps fast path of tcgen05.ld/st (``ops_tcgen05._ld_st_fast``, its own map cache) off for
+    ``shape``, so a mutant of the per-warp helpers in ``tmem`` reaches every access of that shape."""
+    def factory(orig):
+        def fast(m, s, ins, act, sh, *a, **k):
+            return False if sh == shape else orig(m, s, ins, act, sh, *a, **k)
+        return fast
+    return wrap("mmacts.ptxvm.ops_tcgen05", "_ld_st_fast", factory)
+
+
+def _base_offset_add(swizzle: str) -> Callable[[], object]:
+    return edit_source(SMI, r"yyy = \(\(addr >> \(m \+ s\)\) - base_offset\) & mask",
+                       f"yyy = ((addr >> (m + s)) + (base_offset if swizzle == {swizzle!r} else -base_offset)) & mask")
+
+
+def _base_offset_mutants() -> list[Mutant]:
+    """The reference's swizzle phase ADDS the descriptor base offset (AMB-SDESC-BASEOFFSET reading
+    subtract-phase is the reference's and the VM's): an open reading, so the base-offset probes observe it.
+    Not for 32B: with B = 1 row bit, + x and - x are one value modulo 2 (an equivalent mutant)."""
+    return [Mutant(f"swizzle-host.base-offset-added.{sw}", "swizzle-host",
+                   f"reference smem image: {sw} swizzle phase = row bits + base offset (not minus)",
+                   (), _base_offset_add(sw), TC,
+                   lambda c, sw=sw: c.recipe == "probe:smem_base_offset" and c.runtime.get("swizzle_a") == sw,
+                   limit=2, observed=True)
+            for sw in ("128B", "64B", "128B_base32B")]
+
+
+def _ownership_mutants() -> list[Mutant]:
+    """Whose copy an MMA reads: open readings (register entries), so their probes observe them."""
+    return [
+        Mutant("sf-vm.cg2-leader-sfb", "sf-vm",
+               "cta_group::2: both CTAs' D lanes scaled by the leader CTA's SFB (the peer's copy never read)",
+               (), edit_source(VMMMA, r"vals\[\.\.\., jj\]\[cta, q_cell, x_cell\]",
+                               'vals[..., jj][cta * (which == "A"), q_cell, x_cell]'),
+               TC, lambda c: c.recipe == "probe:sfb_peer_copy", limit=2, observed=True),
+        Mutant("collector-vm.use-reads-memory", "collector-vm",
+               "collector::a::use/lastuse read A from memory through the descriptor, not from the collector buffer",
+               (), wrap("mmacts.ptxvm.tcgen05.collector", "from_buffer", lambda orig: lambda *a, **k: None),
+               TC, lambda c: c.recipe == "probe:collector_reuse", limit=5, observed=True),
+    ]
+
+
+def _ue4m3_nan_mutants() -> list[Mutant]:
+    """UE4M3 0x7F decoded as a finite 480 (reading max-finite of the E4M3 pattern) by the VM: open
+    (AMB-UE4M3-SIGN), so the ue4m3_nan_scale probes observe it, in both instruction families."""
+    probe = lambda c: c.recipe == "probe:ue4m3_nan_scale"  # noqa: E731
+    return [
+        Mutant("sf-vm.ue4m3-7f-finite", "sf-vm", "tcgen05 VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
+               edit_source(VMMMA, r"t\[0x80:\] = np\.nan", "t[0x80:] = np.nan\n        t[0x7F] = 480.0"),
+               TC, probe, limit=2, observed=True),
+        Mutant("mmasync-vm.ue4m3-7f-finite", "mmasync-vm", "mma.sync VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
+               edit_source("mmacts.ptxvm.warpmma.formats", r"return np\.where\(top, np\.nan, mag\)",
+                           "return np.where(top, np.nan, np.where(code == 0x7F, 480.0, mag))"),
+               MS, probe, limit=1, observed=True),
+    ]
+
+
+def _ws_b0(orig):
+    def parse(qual, *, ws):
+        buf, op = orig(qual, ws=ws)
+        return ("b0" if ws else buf), op
+    return parse
+
+
+def _plain_mutants() -> list[Mutant]:
+    """.ws collector buffers and the disable-output-lane mask (plain.py cases: exact, the spec fixes both)."""
+    return [
+        Mutant("collector-vm.ws-buffers-as-b0", "collector-vm",
+               "tcgen05.mma.ws fills / uses / discards buffer b0 whatever ::b1-::b3 the instruction names",
+               ("S9.7.16.10.9.3",), wrap("mmacts.ptxvm.tcgen05.collector", "parse_usage", _ws_b0), TC,
+               lambda c: c.recipe == "plain:ws-collectors", limit=2, fast=True),
+        Mutant("dplace-vm.dol-msb-first", "dplace-vm",
+               "disable-output-lane bits read most-significant first inside each 32-bit word",
+               ("S9.7.16.10.9.1",), edit_source(VMMMA, r"\(words\[i // 32\] >> \(i % 32\)\)",
+                                                "(words[i // 32] >> (31 - i % 32))"),
+               TC, lambda c: c.recipe == "plain:dol", limit=2),
+    ]
+
+
+def _feature_mutants() -> list[Mutant]:
+    out: list[Mutant] = []
+    for shape in LDST_SHAPES:
+        out.append(Mutant(
+            f"ldst-vm.{shape}.st-reg-order", "ldst-vm",
+            f"tcgen05.st.{shape} writes each access's registers in reverse order (tcgen05.ld unchanged)",
+            ("T48.2",), combine(_slow_path(shape), wrap(TMEM, "tcgen05_st", _st_reversed(shape))), TC,
+            _feature("feature:ldst-roundtrip", shape), limit=1, fast=shape == "16x64b"))
+        exact = shape == "32x32b"
+        out.append(Mutant(
+            f"ldst-vm.{shape}.lanes-mirrored", "ldst-vm",
+            f"tcgen05.ld/st.{shape} register map with the lanes mirrored in the access (a consistent wrong map: "
+            "the round trip cannot see it; the .32x32b cases fail, the 16-lane shapes' observations differ)",
+            ("T47.1", "T48.1") if exact else (),
+            combine(_slow_path(shape), wrap(TMEM, "ld_st_map", _map_mirrored(shape))), TC,
+            # .32x32b stages and reads back every kernel's TMEM, so a consistent mirror shows only through an MMA
+            tc(kind="mxf8f6f4", cg=1) if exact else _ldst_probe(shape),
+            limit=1 if exact else 2, observed=not exact))
+    out.append(Mutant(
+        "shift-vm.rows-up", "shift-vm", "tcgen05.shift.down moves the rows up instead of down",
+        ("S9.7.16.9.3",), edit_source("mmacts.ptxvm.tcgen05.shift",
+                                      r"tm\[np\.ix_\(lanes\[1:\], cols\)\] = block\[:-1\]",
+                                      "tm[np.ix_(lanes[:-1], cols)] = block[1:]"),
+        TC, _feature("feature:shift"), limit=1, fast=True))
+    out.append(Mutant(
+        "shift-vm.all-lanes", "shift-vm", "tcgen05.shift.down moves every lane from taddr to 127 (the other reading "
+        "of AMB-SHIFT-ROW-SCOPE): the probe at lane 0 must see it",
+        (), edit_source("mmacts.ptxvm.tcgen05.shift", r"return lane0 \+ np\.arange\(ROWS\)",
+                        "return lane0 + np.arange(128 - lane0)"),
+        TC, lambda c: c.recipe == "probe:shift_row_scope", limit=1, observed=True))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ kernel faults
 KERNEL_ROWS: dict[str, tuple[str, ...]] = {
     "tmem-quadrant-shift": ("S9.7.16.8.1",),
@@ -1347,6 +1507,11 @@ def all_mutants() -> list[Mutant]:
         + _t42_mutants()
         + _t45_mutants()
         + _comparator_mutants()
+        + _feature_mutants()
+        + _base_offset_mutants()
+        + _ownership_mutants()
+        + _ue4m3_nan_mutants()
+        + _plain_mutants()
         + _kernel_mutants()
     )
     names = [m.name for m in out]
@@ -1358,7 +1523,7 @@ def all_mutants() -> list[Mutant]:
 
 FAST_TOO = ("swizzle-vm.T53.64B", "packed-vm.padded-order", "atmem-vm.byte-order", "dplace-vm.layoutD-lane",
             "sdesc-vm.T40.sbo.drop", "mmasync-vm.sfa-byte", "sf-vm.sf-id-ignored", "comparator.one-ulp",
-            "idesc-vm.T43.sfa_id<->sfb_id")
+            "idesc-vm.T43.sfa_id<->sfb_id", "sf-vm.cg2-leader-sfb")
 """Added to the ``fast`` flags so that the CI subset holds at least one mutant of every family."""
 
 

@@ -87,11 +87,19 @@ def verify_killers(mutants: Sequence[Mutant], results: list[MutantResult]) -> li
             if c.case_id in r.killers:
                 want.setdefault(m.suite, {})[c.case_id] = c
     bad: set[str] = set()
+    noisy: set[str] = set()
     for suite, cases in want.items():
         for cid, rec in run_cases(suite, list(cases.values())).items():
             if rec["status"] in ("fail", "error", "timeout"):  # a probe's 'observed' is its clean state
                 bad.add(cid)
+            elif rec["status"] == "observed" and int(rec.get("mismatches") or 0) > 0:
+                noisy.add(cid)  # an observation that differs unmutated cannot show a mutant
     for r in results:
+        if r.how == "observed":
+            r.killers = {k: v for k, v in r.killers.items() if k not in noisy}
+            if not r.killers:
+                r.killed, r.how = False, "survived (its observations differ unmutated)"
+                continue
         if r.killers and not set(r.killers) - bad and not by_name[r.name].kernel:
             r.killed, r.how, r.killers = False, "survived (its killers fail unmutated)", {}
         else:
@@ -143,6 +151,9 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
     }
     if cited is not None:
         doc["citation_only"] = sorted(row for row in cited if not rows.get(row, {}).get("covered"))
+    from mmacts.mutants.features import feature_coverage
+
+    doc["features"] = feature_coverage(doc["mutants"])  # per feature: can-fail / observed-only / none
     return doc
 
 

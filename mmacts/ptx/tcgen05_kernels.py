@@ -55,6 +55,9 @@ W_SMEM_OFF, W_SMEM_BYTES, W_TMEM_NCOLS = 0, 1, 2
 W_PRELOAD_OFF, W_PRELOAD_COLS = 3, 4
 W_LD_COL0, W_LD_NCOLS, W_OUT_OFF = 5, 6, 7
 W_N_CP, W_TIMEOUT_NS, W_N_MMA = 8, 9, 10
+W_PATCH = 11
+"""``a_overwrite`` forms: blob offset of the bytes written over the image start after the first MMA | their
+length << 32."""
 W_CP0 = 12
 """Each cp op: word 0 = shape code | (relative taddr << 32); word 1 = relative smem descriptor."""
 MAX_CP = 24
@@ -104,26 +107,44 @@ class KernelForm:
     collectors: tuple[str | None, ...] = (None,)
     """One entry per MMA issued: ``None`` (no qualifier) or ``fill``/``use``/``lastuse``/``discard``."""
     arch: str = "sm_100a"
+    block_scale: bool = True
+    """False: a kind without block scaling (``f8f6f4``, ...), no scale-factor operands -- the forms that
+    carry ``.ws`` and ``disable-output-lane``, which the block-scaled kinds do not have (9.7.16.10.9)."""
+    ws: bool = False
+    """``tcgen05.mma.ws``: the collector entries are then ``b<N>::<op>`` (``.collector::b<N>::<op>``)."""
+    dol: bool = False
+    """Issue the ``disable-output-lane`` vector operand (4 words per MMA, from the record's cp slots)."""
+    a_overwrite: bool = False
+    """After the first MMA (a ``collector::a::fill``): commit, wait for it, overwrite the start of the shared
+    memory image (where A is) with the record's patch, ``fence.proxy.async``, then the remaining MMAs -- so
+    whether a ``use`` reads the collector or memory shows (probe collector_reuse)."""
 
     def __post_init__(self) -> None:
         if self.cta_group not in (1, 2):
             raise ValueError("cta_group must be 1 or 2")
         if not 1 <= len(self.collectors) <= MAX_MMA:
             raise ValueError(f"1..{MAX_MMA} MMAs per form")
+        if (self.ws or self.dol) and (self.block_scale or self.cta_group != 1 or (self.ws and self.dol)):
+            raise ValueError(".ws / disable-output-lane forms: a kind without block scaling, cta_group::1, not both")
+        if self.a_overwrite and (self.cta_group != 1 or self.a_tmem or len(self.collectors) < 2):
+            raise ValueError("a_overwrite: cta_group::1, A in shared memory, at least two MMAs")
 
     def instruction(self, collector: str | None = None) -> str:
         """The opcode with every qualifier, as the kernel spells it."""
         return I.tcgen05_mma_opcode(
-            self.kind, self.cta_group, sparse=self.sparse, block_scale=True,
-            scale_vec=self.scale_vec, collector_a=collector,
+            self.kind, self.cta_group, sparse=self.sparse, block_scale=self.block_scale, ws=self.ws,
+            scale_vec=self.scale_vec, collector_a=None if self.ws else collector,
+            collector_b=collector if self.ws else None,
         )
 
     @property
     def entry_name(self) -> str:
         sv = self.scale_vec or "none"
-        col = "_".join(c or "d" for c in self.collectors)
+        col = "_".join((c or "d").replace("::", "_") for c in self.collectors)
+        extra = ("_plain" if not self.block_scale else "") + ("_ws" if self.ws else "") + ("_dol" if self.dol else "")
+        extra += "_aover" if self.a_overwrite else ""
         return (f"tc05bs_{self.kind}_{sv}_cg{self.cta_group}_{'sp' if self.sparse else 'dn'}_"
-                f"{'at' if self.a_tmem else 'as'}_{col}")
+                f"{'at' if self.a_tmem else 'as'}_{col}{extra}")
 
 
 PTX_VERSION = "8.8"
@@ -310,12 +331,28 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
         e("shr.u64 %rd31, %rd28, 32;")
         e("cvt.u32.u64 %r38, %rd31;")
         e("add.u32 %r38, %r38, %r18;")              # sparse metadata taddr
+        dol = None
+        if form.dol:  # disable-output-lane: 4 words in this MMA's two cp slots
+            w = (W_CP0 + 2 * i) * 8
+            e(f"ld.global.u64 %rd42, [%rd6+{w}];")
+            e(f"ld.global.u64 %rd43, [%rd6+{w + 8}];")
+            e("cvt.u32.u64 %r60, %rd42;")
+            e("shr.u64 %rd44, %rd42, 32;")
+            e("cvt.u32.u64 %r61, %rd44;")
+            e("cvt.u32.u64 %r62, %rd43;")
+            e("shr.u64 %rd44, %rd43, 32;")
+            e("cvt.u32.u64 %r63, %rd44;")
+            dol = ["%r60", "%r61", "%r62", "%r63"]
+        bs = form.block_scale
         e(I.tcgen05_mma(
             form.kind, cg, d_tmem="%r34", a=a_op, b_desc="%rd25", idesc="%r33",
-            enable_input_d="%p9", sparse=form.sparse, block_scale=True, scale_vec=form.scale_vec,
-            a_in_tmem=form.a_tmem, collector_a=coll, sp_meta_tmem="%r38" if form.sparse else None,
-            scale_a_tmem="%r35", scale_b_tmem="%r36",
+            enable_input_d="%p9", sparse=form.sparse, block_scale=bs, scale_vec=form.scale_vec if bs else None,
+            a_in_tmem=form.a_tmem, collector_a=None if form.ws else coll,
+            collector_b=coll if form.ws else None, ws=form.ws, sp_meta_tmem="%r38" if form.sparse else None,
+            scale_a_tmem="%r35" if bs else None, scale_b_tmem="%r36" if bs else None, disable_output_lane=dol,
         ))
+        if form.a_overwrite and i == 0:
+            L.extend(_overwrite_after_first_mma())
     e("MMA_DONE:")
     if cg == 2:
         e("mov.b16 %h0, 3;")
@@ -331,7 +368,8 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("add.u64 %rd33, %rd33, %rd32;")               # deadline
     e(f"mov.u32 %r40, {STATUS_OK};")
     e("WAIT_LOOP:")
-    e("mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], 0;")
+    # a_overwrite forms completed phase 0 of the mbarrier mid-sequence: the final commit completes phase 1
+    e(f"mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], {1 if form.a_overwrite else 0};")
     e("@%p10 bra WAIT_END;")
     e("mov.u64 %rd34, %globaltimer;")
     e("setp.lt.u64 %p11, %rd34, %rd33;")
@@ -380,6 +418,47 @@ def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, ke
     e("@%p1 st.global.u32 [%rd5], %r41;")
     e("ret;")
     return L
+
+
+def _overwrite_after_first_mma() -> list[str]:
+    """(issuing thread) commit the first MMA, wait for it (bounded), copy the record's patch over the image start
+    in 16-byte chunks, then make the generic-proxy writes visible to the tensor core (``fence.proxy.async``)."""
+    out = [
+        I.tcgen05_commit(1, "%r15", shared_cluster=True),
+        f"ld.global.u64 %rd45, [%rd4+{W_TIMEOUT_NS * 8}];",
+        "mov.u64 %rd46, %globaltimer;",
+        "add.u64 %rd46, %rd46, %rd45;",
+        "OVW_WAIT:",
+        "mbarrier.try_wait.parity.shared::cta.b64 %p14, [%r15], 0;",
+        "@%p14 bra OVW_WAITED;",
+        "mov.u64 %rd47, %globaltimer;",
+        "setp.lt.u64 %p15, %rd47, %rd46;",
+        "@%p15 bra OVW_WAIT;",
+        "bra MMA_DONE;",                                # timed out: skip the rest, the final wait reports it
+        "OVW_WAITED:",
+        f"ld.global.u64 %rd48, [%rd6+{W_PATCH * 8}];",
+        "cvt.u32.u64 %r64, %rd48;",                    # blob offset
+        "shr.u64 %rd49, %rd48, 32;",
+        "cvt.u32.u64 %r65, %rd49;",
+        "shr.u32 %r65, %r65, 4;",                      # 16-byte chunks
+        "cvt.u64.u32 %rd50, %r64;",
+        "add.u64 %rd50, %rd1, %rd50;",
+        "mov.u32 %r66, 0;",
+        "OVW_LOOP:",
+        "setp.ge.u32 %p14, %r66, %r65;",
+        "@%p14 bra OVW_DONE;",
+        "mul.wide.u32 %rd51, %r66, 16;",
+        "add.u64 %rd51, %rd50, %rd51;",
+        "ld.global.v4.u32 {%r67, %r68, %r69, %r70}, [%rd51];",
+        "shl.b32 %r71, %r66, 4;",
+        "add.u32 %r71, %r71, %r7;",
+        "st.shared.v4.u32 [%r71], {%r67, %r68, %r69, %r70};",
+        "add.u32 %r66, %r66, 1;",
+        "bra OVW_LOOP;",
+        "OVW_DONE:",
+        "fence.proxy.async.shared::cta;",
+    ]
+    return out
 
 
 def _reloc(reg: str) -> list[str]:
@@ -483,10 +562,21 @@ def pack(programs: Sequence[CtaProgram]) -> PackedLaunch:
         r[W_N_CP] = len(p.cps)
         r[W_TIMEOUT_NS] = p.timeout_ns
         r[W_N_MMA] = len(p.mmas)
+        if getattr(p, "smem_patch", None) is not None:
+            patch = np.ascontiguousarray(p.smem_patch, dtype=np.uint8)
+            if patch.size % 16 or patch.size > p.smem.size:
+                raise ValueError("smem_patch: a multiple of 16 bytes, inside the image")
+            r[W_PATCH] = put(patch.tobytes()) | (patch.size << 32)
         for j, (code, taddr, desc) in enumerate(p.cps):
             r[W_CP0 + 2 * j] = (code & 0xFFFFFFFF) | ((taddr & 0xFFFFFFFF) << 32)
             r[W_CP0 + 2 * j + 1] = desc & 0xFFFFFFFFFFFFFFFF
         for j, m in enumerate(p.mmas):
+            if m.disable_output_lane is not None:  # the vector lives in MMA j's two cp slots
+                if p.cps:
+                    raise ValueError("disable-output-lane words and tcgen05.cp ops share the record's cp slots")
+                dw = [int(x) & 0xFFFFFFFF for x in m.disable_output_lane]
+                r[W_CP0 + 2 * j] = dw[0] | (dw[1] << 32)
+                r[W_CP0 + 2 * j + 1] = dw[2] | (dw[3] << 32)
             w = W_MMA0 + MMA_WORDS * j
             r[w] = m.a & 0xFFFFFFFFFFFFFFFF
             r[w + 1] = m.b_desc & 0xFFFFFFFFFFFFFFFF

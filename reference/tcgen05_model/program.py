@@ -49,6 +49,8 @@ class CtaProgram:
     """(shape code, relative taddr, relative smem descriptor) per tcgen05.cp (leader only)."""
     mmas: Sequence[MmaOperands] = ()
     timeout_ns: int = DEFAULT_TIMEOUT_NS
+    smem_patch: np.ndarray | None = None
+    """``a_overwrite`` kernels: bytes written over the image start after the first MMA completed."""
 
 
 @dataclass(frozen=True)
@@ -64,3 +66,5 @@ class MmaOperands:
     sfb_tmem: int
     enable_input_d: bool
     sp_meta_tmem: int = 0
+    disable_output_lane: tuple[int, ...] | None = None
+    """The 4 (cta_group::1) 32-bit words of a plain-kind MMA's disable-output-lane vector (None: no operand)."""

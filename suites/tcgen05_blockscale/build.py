@@ -18,7 +18,7 @@ TMEM column plan (relative to the allocation, 512 columns): D at 0; SFA at ``SFA
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,11 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     if sparse:
         # one scale per vs_logical: keep every other recipe scale column, duplicate back
         sfa, sfb = sfa[:, ::2], sfb[::2, :]
+    if rt.get("sf_nan_7f"):
+        # probe ue4m3_nan_scale: the UE4M3 NaN pattern 0x7F as SFA of row 5 (block 1), SFB of column 7 (block 2)
+        sfa, sfb = sfa.copy(), sfb.copy()
+        sfa[5, 1 % sfa.shape[1]] = 0x7F
+        sfb[2 % sfb.shape[0], 7] = 0x7F
     if rt.get("a_reuse"):
         # collector cases: every MMA of the sequence uses the first K slice of A (filled once)
         a = np.tile(a[:, :kmma], (1, nmma))
@@ -142,6 +147,16 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
                                      swizzle=sw_b, elem=b_elem, base_address=base)
         pieces.append((base, sm_b[base:]))
         total = _round(base + img_b.nbytes, 1024)
+        if rt.get("a_decoy") and not a_tmem:
+            # probe collector_reuse: the use/lastuse MMAs' descriptors name a DECOY A (the rows reversed):
+            # a tensor core that takes A from the collector buffer ignores it, one that reloads reads it
+            sm_d, img_d = encode_operand(_pad_contig(a_rows[::-1], a_major, a_elem, sw_a), major=a_major,
+                                         swizzle=sw_a, elem=a_elem, base_address=total)
+            pieces.append((total, sm_d[total:]))
+            colls = tuple(fm.get("collectors", (None,)))
+            a_descs[-1] = [img_d.desc_for(k_offset=0) if colls[i] in ("use", "lastuse") else d
+                           for i, d in enumerate(a_descs[-1])]
+            total = _round(total + img_d.nbytes, 1024)
         smem = np.zeros(total, dtype=np.uint8)
         for off, arr in pieces:
             smem[off:off + arr.size] = arr
@@ -152,10 +167,15 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     tm = [TI.new_tmem() for _ in range(cg)]
     dp = sf_datapath(layout)
     q_only = rt.get("sf_quadrant_only")  # probe: SF only in one quadrant, decoys elsewhere
+    sfb_ctas = [sfb] * cg
+    if rt.get("sfb_peer_x2") and cg == 2:
+        # the peer CTA's SFB copy is the leader's times 2 in every element, so whose copy scales which D
+        # rows shows (probe sfb_peer_copy: the spec does not say which copy a peer's D lanes read)
+        sfb_ctas = [sfb, doubled_scales(sfb, s_fmt)]
     for v in range(cg):
         # SF index g counts from byte 0 of the base column: the MMA with SF ID i reads g = i + j
         _write_sf(tm[v], _slots(sfa[v * rows_a:(v + 1) * rows_a], sf_id_a), SFA_COL, "A", dp, n, q_only, rt)
-        _write_sf(tm[v], _slots(sfb.T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
+        _write_sf(tm[v], _slots(sfb_ctas[v].T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
     sf_image = [t.copy() for t in tm]
     preload = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(cg)]
     stage = rt.get("sf_stage", "st")
@@ -205,12 +225,22 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
             ld_col0=0, ld_ncols=_round(dcols, 8),
             cps=cps if v == 0 else (), mmas=mmas if v == 0 else (),
         ))
+    if fm.get("a_overwrite"):
+        # probe collector_reuse: after the fill completed the kernel writes a DECOY A (rows reversed, same layout)
+        # over A's bytes; a use that takes A from the collector still sees the filled A
+        a0 = a_store[:rows_a]
+        sm_d, img_d = encode_operand(_pad_contig(a0[::-1], a_major, a_elem, sw_a), major=a_major, swizzle=sw_a,
+                                     elem=a_elem, base_address=0)
+        programs[0] = replace(programs[0], smem_patch=np.ascontiguousarray(sm_d[:_round(img_d.nbytes, 16)]))
     # consistency: every CTA's descriptor values are the leader's (same offsets in both smem)
     for v in range(1, cg):
         if (not a_tmem and a_descs[v] != a_descs[0]) or b_descs[v] != b_descs[0]:
             raise AssertionError("internal: CTA images differ in layout; descriptors would not match")
     out = CaseInputs(programs, layout, m, n, a, b, sfa, sfb, c, a_fmt, b_fmt, s_fmt,
-                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma})
+                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma,
+                            "walk": dict(a_desc=None if a_tmem else a_descs[0][0], b_desc=b_descs[0][0],
+                                         a_major=a_major, b_major=b_major, a_elem=a_elem, b_elem=b_elem,
+                                         rows_a=rows_a, cols_b=cols_b)})
     if rt.get("cp_probe"):
         _cp_probe(out, rt, rng)
     return out
@@ -438,6 +468,43 @@ def _pad_contig(codes: np.ndarray, major: str, elem: str, swizzle: str) -> np.nd
 
 def _round(x: int, a: int) -> int:
     return -(-x // a) * a
+
+
+def doubled_scales(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """The scale codes whose values are twice ``codes``' (a power of two: exact products stay exact)."""
+    out = F.encode(fmt, F.decode(fmt, codes) * 2.0)
+    if not np.array_equal(F.decode(fmt, out), F.decode(fmt, codes) * 2.0):
+        raise ValueError(f"{fmt} scales cannot all be doubled exactly")
+    return np.asarray(out, dtype=np.uint8)
+
+
+def expected_peer_sfb(inp: CaseInputs, kind: str, **flags: bool) -> np.ndarray:
+    """Exact D when each CTA's D lanes are scaled by the SFB copy in their own tensor memory (the peer's is the
+    leader's x 2): the rows a CTA holds (``machine.d_placement``) get that CTA's copy."""
+    from dataclasses import replace
+
+    d0 = expected_d(inp, kind, **flags)
+    d1 = expected_d(replace(inp, sfb=doubled_scales(inp.sfb, inp.s_fmt)), kind, **flags)
+    cta, _, _ = machine.d_placement(inp.layout, inp.m, inp.n)
+    return np.where(cta == 1, d1, d0).astype(np.float32)
+
+
+def walked_operands(inp: CaseInputs) -> tuple[np.ndarray, np.ndarray]:
+    """A (M, K) and B (K, N) codes as the REFERENCE's descriptor walk (``smem_image.decode_operand``: its
+    swizzle, base-offset and stride reading) reads them from every CTA's image, for one-MMA dense cases
+    with A in shared memory. The hypothesis of the base-offset probes: the VM reads the images with its own
+    decoder, so the two readings of AMB-SDESC-BASEOFFSET meet here, not only in the encoder's placement."""
+    from reference.tcgen05.smem_image import decode_operand
+
+    w = inp.extra["walk"]
+    kk = inp.extra["kmma"]
+    a_parts, b_parts = [], []
+    for prog in inp.programs:
+        a_parts.append(decode_operand(prog.smem, w["a_desc"], mn=w["rows_a"], k=kk, major=w["a_major"],
+                                      elem=w["a_elem"]))
+        b_parts.append(decode_operand(prog.smem, w["b_desc"], mn=w["cols_b"], k=kk, major=w["b_major"],
+                                      elem=w["b_elem"]))
+    return np.concatenate(a_parts, axis=0).astype(np.uint8), np.concatenate(b_parts, axis=0).T.astype(np.uint8)
 
 
 def expected_d(inp: CaseInputs, kind: str, *, negate_a: bool = False, negate_b: bool = False) -> np.ndarray:

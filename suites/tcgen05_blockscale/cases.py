@@ -57,6 +57,17 @@ PROBES: dict[str, str] = {
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
                         "(register AMB-SDESC-BASEOFFSET)",
+    "sfb_peer_copy": "cta_group::2 with the peer CTA's SFB copy = the leader's x 2: whose copy scales the peer's D "
+                     "lanes? (AMB-SF-2CTA-SFB-COPY; model: each CTA's own copy)",
+    "collector_reuse": "collector::a::use/lastuse after A changed since the fill: the descriptor names a decoy A "
+                       "(rows reversed), or the kernel overwrote A's shared memory with it once the fill completed; "
+                       "reuse is 'opportunistic' (9.7.16.10; AMB-COLLECTOR-REUSE); model: the filled A",
+    "ue4m3_nan_scale": "UE4M3 code 0x7F (the E4M3 NaN pattern) as one SFA and one SFB (AMB-UE4M3-SIGN reading "
+                       "nan-7f: D row 5 and column 7 NaN)",
+    "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
+                      "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
+    "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
+                       "(AMB-SHIFT-ROW-SCOPE): 'want' is the one-block (.31x256b) reading",
 }
 
 NUMERIC_MODEL = "b200_tcgen05_hypothesis"
@@ -128,7 +139,7 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
               atype: str = "e2m1", btype: str = "e2m1", stype: str = "ue8m0", sparse: bool = False,
               a_tmem: bool = False, collectors: tuple[str | None, ...] = (None,), k96: bool = False,
               recipe: str = "exact", seed: int = 0, xfail: str = "", extra_rows: tuple[str, ...] = (),
-              **rt: Any) -> Case:
+              a_overwrite: bool = False, **rt: Any) -> Case:
     """One case; ``rt`` adds run-time fields (sfa_id, sfb_id, sf_stage, swizzle_a/b, transpose/negate...)."""
     if kind == "mxf8f6f4":
         pass
@@ -137,6 +148,8 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
     arch = "sm_103a" if k96 else "sm_100a"
     form = dict(kind=kind, scale_vec=sv, cta_group=cg, sparse=sparse, a_tmem=a_tmem,
                 collectors=tuple(collectors), arch=arch)
+    if a_overwrite:  # a kernel form of its own (mmacts.ptx.tcgen05_kernels: KernelForm.a_overwrite)
+        form["a_overwrite"] = True
     runtime: dict[str, Any] = dict(m=m, n=n, atype=atype, btype=btype, stype=stype, k96=k96)
     runtime.update(rt)
     runtime.setdefault("sfa_id", 0)
@@ -151,10 +164,13 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
         parts.append("Atmem")
     if collectors != (None,):
         parts.append("coll-" + "-".join(c or "none" for c in collectors))
+    if a_overwrite:
+        parts.append("smemA-overwritten-after-fill")
     for key in ("swizzle_a", "swizzle_b"):
         if key in rt:
             parts.append(f"{key[-1]}{rt[key]}")
-    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty"):
+    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
+                "sfb_peer_x2", "a_decoy", "sf_nan_7f"):
         if rt.get(key):
             parts.append(key)
     for key in ("a_base_shift", "b_base_shift"):
@@ -401,14 +417,43 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
             yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", cp_probe=src, cp_shape=shape,
                             recipe="probe:cp_decompress", extra_rows=("S9.7.16.9.1", "S9.7.16.9.2"))
     # descriptor base offset != 0: A and/or B start inside their swizzle repeat
+    # (an offset x with x != -x modulo the pattern's 2^B rows tells "subtract" from "add": 128B x = 3, 5; 64B and
+    # 128B_base32B x = 1, 3; for 32B (B = 1) the two readings are one)
     for sw, sa, sb in (("128B", 384, 0), ("128B", 0, 640), ("64B", 256, 128), ("32B", 128, 128),
-                       ("128B_base32B", 256, 0)):
+                       ("128B_base32B", 256, 0), ("128B_base32B", 384, 128)):
         mn = sw == "128B_base32B"  # 32-byte atoms exist only for MN-major operands (Table 53)
         yield make_case(S, "mxf8f6f4", None, n=64, atype="e4m3", btype="e5m2", swizzle_a=sw, swizzle_b=sw,
                         a_base_shift=sa, b_base_shift=sb, recipe="probe:smem_base_offset",
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # the UE4M3 NaN scale 0x7F by design (one CTA and a pair, st and cp staging)
+    yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", n=64, sf_nan_7f=True, recipe="probe:ue4m3_nan_scale")
+    yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=128, stype="ue4m3", sf_nan_7f=True, sf_stage="cp",
+                    recipe="probe:ue4m3_nan_scale")
+    # cta_group::2 with a peer SFB copy unlike the leader's (Layouts A and B; st and cp staging)
+    yield make_case(S, "mxf8f6f4", None, cg=2, m=256, n=128, atype="e4m3", btype="e2m1", sfb_peer_x2=True,
+                    recipe="probe:sfb_peer_copy")
+    yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=256, stype="ue4m3", sfb_peer_x2=True, sf_stage="cp",
+                    recipe="probe:sfb_peer_copy")
+    # collector use/lastuse with a decoy A behind the descriptor (one CTA and a pair)
+    for coll in (("fill", "use", "lastuse"), ("fill", "lastuse")):
+        yield make_case(S, "mxf8f6f4", None, collectors=coll, atype="e4m3", btype="e4m3", a_reuse=True,
+                        a_decoy=True, recipe="probe:collector_reuse")
+    yield make_case(S, "mxf4", "2X", cg=2, m=256, n=128, collectors=("fill", "use"), a_reuse=True, a_decoy=True,
+                    recipe="probe:collector_reuse")
+    # ... and with A's shared memory overwritten (by the decoy) between the completed fill and the use
+    for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
+        yield make_case(S, kind, sv, collectors=("fill", "use", "lastuse"), atype="e4m3", btype="e4m3", stype=st,
+                        a_reuse=True, a_overwrite=True, recipe="probe:collector_reuse")
+    # tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py)
+    from suites.tcgen05_blockscale import features
+
+    yield from features.cases(SUITE)
+    # .ws collector buffers b0-b3 and the disable-output-lane mask (kind::f8f6f4: plain.py)
+    from suites.tcgen05_blockscale import plain
+
+    yield from plain.cases(SUITE)
     # controls of the comparator (never a spec reading: they cite no row)
     for name in CONTROLS:
         extra = dict(sf_stage="cp", drop_cps=True) if name == "sf_cp_missing" else {}
@@ -434,6 +479,8 @@ CONTROLS: dict[str, tuple[str, str]] = {
     "nan_want": ("fail", "want[0,0] = NaN, got finite"),
     "nan_both": ("pass", "NaN on both sides at [0,0], different payloads"),
     "signed_zero": ("pass", "want[0,0] = +0, got[0,0] = -0 (the sign of zero is open: AMB-SIGNED-ZERO)"),
+    "signed_zero_asked": ("fail", "signed zeros asked for (mode exact+signed-zero): want[0,0] = +0, got[0,0] = -0"),
+    "signed_zero_asked_same": ("pass", "signed zeros asked for (mode exact+signed-zero): -0 on both sides at [0,0]"),
     "inf_got": ("fail", "got[0,0] = +inf, want finite"),
     "inf_sign": ("fail", "want[0,0] = +inf, got[0,0] = -inf"),
     "inf_both": ("pass", "+inf on both sides at [0,0]"),

@@ -16,11 +16,14 @@ import numpy as np
 
 from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.compare.compare import SIGNED_ZERO_MODE
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
 from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
+from suites.tcgen05_blockscale import features as FT
+from suites.tcgen05_blockscale import plain as PL
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
@@ -54,12 +57,23 @@ class Tcgen05BlockScaleDriver:
         return C.enumerate_cases(level)
 
     def module_ptx(self, case: Case) -> str:
+        if FT.is_feature(case):
+            return FT.FK.module_ptx(FT.form_of(case))
         return K.module_ptx(_form(case))
 
     def make_inputs(self, case: Case) -> B.CaseInputs:
+        if FT.is_feature(case):
+            return FT.make_inputs(case)
+        if PL.is_plain(case):
+            return PL.make_inputs(case)
         return _inputs(case)
 
     def expected(self, case: Case, inputs: B.CaseInputs) -> Expectation:
+        if FT.is_feature(case):
+            return FT.expected(case, inputs)
+        if PL.is_plain(case):
+            return Expectation(want=PL.expected_d(inputs), mode="exact",
+                               note="exact by construction (kind::f8f6f4, unit scales; reference.gemm)")
         rt = case.runtime
         if case.recipe.startswith("control:"):
             return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
@@ -74,10 +88,19 @@ class Tcgen05BlockScaleDriver:
                                note=f"random data vs numeric model {model} ({C.MODEL_NOTE}); observe until "
                                     "the model is confirmed on hardware")
         want = B.expected_d(inputs, case.form["kind"], **flags)
+        if case.recipe == "probe:sfb_peer_copy":  # each CTA's own SFB copy is the hypothesis
+            want = B.expected_peer_sfb(inputs, case.form["kind"], **flags)
+        if case.recipe == "probe:smem_base_offset":  # the reference's descriptor walk is the hypothesis
+            from dataclasses import replace as _replace
+
+            a, b = B.walked_operands(inputs)
+            want = B.expected_d(_replace(inputs, a=a, b=b), case.form["kind"], **flags)
         if C.is_probe(case):
             name = case.recipe.split(":", 1)[1]
+            what = ("the product of A and B as the reference's descriptor walk reads the images"
+                    if name == "smem_base_offset" else "the logical answer")
             return Expectation(want=want, mode="observe",
-                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is the logical answer; "
+                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is {what}; "
                                     "a mismatch pattern is the observation")
         return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
 
@@ -103,6 +126,11 @@ class Tcgen05BlockScaleDriver:
 
         mod = CR.as_module(module)
         cc = tuple(getattr(mod.rt.info, "compute_capability", (0, 0)))
+        if cases and FT.is_feature(cases[0]):
+            reason = device_reason(cc, cases[0].arch)
+            if reason:
+                return [LaunchResult(got=None, status="skip", extra={"reason": reason}) for _ in cases]
+            return FT.run(cases, inputs, module)
         results: list[LaunchResult | None] = [None] * len(cases)
         run_idx = []
         for i, c in enumerate(cases):
@@ -155,6 +183,10 @@ class Tcgen05BlockScaleDriver:
 
     def diagnose(self, case: Case, got: np.ndarray | None, want: np.ndarray, mask: np.ndarray | None) -> str:
         """Mismatch pattern + which alternative (SF ID, negate) the answer equals."""
+        if FT.is_feature(case):
+            return FT.DIAGNOSIS
+        if PL.is_plain(case):
+            return D.diagnose(got, want, mask, None)
         alts = _alternatives(case) if got is not None else None
         return D.diagnose(got, want, mask, alts)
 
@@ -169,13 +201,14 @@ def control_expectation(case: Case, want: np.ndarray) -> Expectation:
     verdict, what = C.CONTROLS[name]
     want = np.array(want, dtype=np.float32)
     w = {"nan_want": np.nan, "nan_both": np.nan, "signed_zero": 0.0, "inf_sign": np.inf, "inf_both": np.inf,
-         "bound_inf": np.inf}.get(name)
+         "bound_inf": np.inf, "signed_zero_asked": 0.0, "signed_zero_asked_same": -0.0}.get(name)
     if name.startswith("bound_") and w is None:
         w = 1.0
     if w is not None:
         want[0, 0] = w
     bound = name.startswith("bound_")
-    return Expectation(want=want, mode="bound" if bound else "exact", tolerance=CONTROL_TOL if bound else None,
+    mode = "bound" if bound else (SIGNED_ZERO_MODE if name.startswith("signed_zero_asked") else "exact")
+    return Expectation(want=want, mode=mode, tolerance=CONTROL_TOL if bound else None,
                        note=f"{name}: {what}", control=verdict)
 
 
@@ -185,7 +218,8 @@ def control_got(case: Case, got: np.ndarray) -> np.ndarray:
         return got
     name = case.recipe.split(":", 1)[1]
     got = np.array(got, dtype=np.float32)
-    g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
+    g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "signed_zero_asked": -0.0,
+         "signed_zero_asked_same": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
          "inf_both": np.inf, "bound_inside": 1.0 + CONTROL_TOL / 2, "bound_edge": 1.0 + CONTROL_TOL,
          "bound_outside": 1.0 + 1.5 * CONTROL_TOL, "bound_inf": np.inf, "bound_nan": np.nan}.get(name)
     if name == "one_ulp":

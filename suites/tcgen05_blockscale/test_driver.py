@@ -59,6 +59,12 @@ def test_random_cases_compare_with_the_numeric_model(standard) -> None:
 
 
 def test_field_values_are_covered(standard) -> None:
+    from suites.tcgen05_blockscale.features import is_feature
+    from suites.tcgen05_blockscale.plain import is_plain
+
+    every = standard
+    # no block-scaled MMA: the features.py / plain.py cases are pinned by their own tests
+    standard = [c for c in standard if not is_feature(c) and not is_plain(c)]
     f8 = [c for c in standard if c.form["kind"] == "mxf8f6f4"]
     assert {(c.runtime["atype"], c.runtime["btype"]) for c in f8} >= {(a, b) for a in C.F8 for b in C.F8}
     assert {(c.runtime["sfa_id"], c.runtime["sfb_id"]) for c in f8} >= {(a, b) for a in range(4) for b in range(4)}
@@ -72,7 +78,7 @@ def test_field_values_are_covered(standard) -> None:
     assert {c.runtime["sf_stage"] for c in standard} == {"st", "cp"}
     assert any(c.form["a_tmem"] for c in standard) and any(c.form["sparse"] for c in standard)
     assert {c.runtime.get("swizzle_a", "128B") for c in standard} >= {"none", "32B", "64B", "128B"}
-    assert {c.recipe for c in standard if C.is_probe(c)} == {f"probe:{p}" for p in C.PROBES}
+    assert {c.recipe for c in every if C.is_probe(c)} == {f"probe:{p}" for p in C.PROBES}
 
 
 def test_non_blackwell_skips_with_reason() -> None:

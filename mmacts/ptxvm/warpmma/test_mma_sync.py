@@ -35,11 +35,11 @@ def _run_bs(case, inputs, **kw):
 # ------------------------------------------------------------------------------------ differential
 
 def test_blockscale_suite_every_case_full():
-    """All 3280 cases of mma_sync_blockscale (standard's 481 are a subset) vs run_model and expected."""
+    """All 3281 cases of mma_sync_blockscale (standard's 482 are a subset; one probe) vs run_model and expected."""
     from suites.mma_sync_blockscale.driver import DRIVER
 
     cases = DRIVER.cases("full")
-    assert len(cases) == 3280
+    assert len(cases) == 3281  # 3280 + the UE4M3 0x7F probe
     bad_model, bad_want = [], []
     for case in cases:
         inputs = DRIVER.make_inputs(case)

@@ -1,0 +1,298 @@
+"""Generated mutation (issue 26, item 2): a mutation tool's operator-level mutants of one project module, judged
+by the suites' own cases on the model backend -- a second, independent way to find holes besides the
+hand-written registry (``registry.py``).
+
+The tool is cosmic-ray (``pip install cosmic-ray``; found on PATH or through ``--cosmic-ray``/``$MMACTS_COSMIC_RAY``):
+its operators replace comparisons, arithmetic and boolean operators, constants, unary operators, break/continue
+and more. For a TARGET module this script
+
+1. copies the working tree (tracked and untracked, not ignored files) into a temporary folder, so no mutation
+   ever touches the checkout;
+2. lets cosmic-ray list every mutation of the module (``cosmic-ray init`` + ``dump``) and takes all of them or a
+   seeded sample (``--sample N``);
+3. applies each with ``cosmic-ray mutate-and-test`` whose test command is this module's ``--check TARGET``:
+   the target's suite cases (``TARGETS``) run on the model backend in a fresh process; a case that ends
+   ``fail``/``error``/``timeout``, or an observation that records a difference, kills the mutant;
+4. prints the score and writes ``generated/<target>.json`` (every mutant, its diff and outcome) and merges
+   the survivors into ``generated/survivors.yaml``: each survivor needs a ``reason`` a person wrote
+   (why it is equivalent, or which case will kill it); a survivor without one is the finding.
+
+``python -m mmacts.mutants.generated compare --sample 40`` takes a few minutes on 2 cores; the full run of
+``compare`` (about 320 mutants) about half an hour: a benchmark-style job, never a test. CI runs a sampled few
+(``test_generated.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmacts.cases.model import Case
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT_DIR = Path(__file__).with_name("generated")
+SURVIVORS = OUT_DIR / "survivors.yaml"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module to mutate and the suite cases that judge it."""
+
+    module: str
+    suites: tuple[str, ...]
+    pick: Callable[[Case], bool]
+    limit: int = 40
+    unit_tests: tuple[str, ...] = ()
+    """Unit-test files beside the module, run when no suite case caught the mutant: a mutant they alone kill is
+    reported ``killed-by: unit-test`` (a hole of the suites, not of the project's tests)."""
+
+
+def _compare_cases(c: Case) -> bool:
+    # every comparator control, a few exact cases, observations of both suites (the comparator sees them all)
+    return (c.recipe.startswith("control:") or c.case_id.startswith("tcgen05.shift")
+            or c.recipe == "probe:ue4m3_nan_scale" or c.recipe.startswith("plain:dol")
+            or c.case_id == "mxf8f6f4.omitted.cg1.dense.M128N64.e4m3xe4m3.ue8m0.sfa0sfb0.st")
+
+
+VM_UNITS = "mmacts/ptxvm/tcgen05/test_units.py"
+VM_MORE = "mmacts/ptxvm/test_tcgen05_more.py"
+TARGETS: dict[str, Target] = {
+    "compare": Target("mmacts/compare/compare.py", ("tcgen05_blockscale", "mma_sync_blockscale"), _compare_cases,
+                      unit_tests=("mmacts/compare/test_compare.py",)),
+    "shift": Target("mmacts/ptxvm/tcgen05/shift.py", ("tcgen05_blockscale",),
+                    lambda c: c.case_id.startswith("tcgen05.shift"), unit_tests=(VM_UNITS, VM_MORE)),
+    "collector": Target("mmacts/ptxvm/tcgen05/collector.py", ("tcgen05_blockscale",),
+                        lambda c: c.recipe in ("plain:ws-collectors", "probe:collector_reuse")
+                        or ("coll-" in c.case_id and c.recipe == "exact"), unit_tests=(VM_UNITS,)),
+}
+
+
+# ----------------------------------------------------------------------------------------------- --check
+def check(target: str) -> int:
+    """Run the target's cases on the model backend: 1 when one fails (or an observation differs), else 0."""
+    from mmacts.mutants.engine import _driver, run_cases
+
+    t = TARGETS[target]
+    bad = []
+    for suite in t.suites:
+        cases = [c for c in _driver(suite).cases("standard") if t.pick(c)][: t.limit]
+        for cid, rec in run_cases(suite, cases).items():
+            differs = rec["status"] == "observed" and int(rec.get("mismatches") or 0) > 0
+            if rec["status"] in ("fail", "error", "timeout") or differs:
+                bad.append(f"{cid}: {rec['status']}: {str(rec.get('message'))[:160]}")
+    if bad:
+        print("killed-by: suite")
+        for line in bad[:5]:
+            print(line)
+        return 1
+    if t.unit_tests:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *t.unit_tests],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print("killed-by: unit-test")
+            print(r.stdout[-600:])
+            return 1
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------- the run
+def cosmic_ray(explicit: str | None = None) -> str | None:
+    """The cosmic-ray executable: ``explicit``, ``$MMACTS_COSMIC_RAY`` or PATH."""
+    for cand in (explicit, os.environ.get("MMACTS_COSMIC_RAY"), shutil.which("cosmic-ray")):
+        if cand and Path(cand).exists():
+            return str(cand)
+    return None
+
+
+def _copy_tree(dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.split(b"\0")
+    for f in files:
+        if not f:
+            continue
+        src = ROOT / f.decode()
+        if src.is_file():
+            out = dst / f.decode()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, out)
+
+
+def _config(module: str, test_command: str, timeout: float) -> str:
+    return (f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {timeout}\nexcluded-modules = []\n'
+            f"test-command = {json.dumps(test_command)}\n\n[cosmic-ray.distributor]\nname = \"local\"\n")
+
+
+def work_items(cr: str, tree: Path, module: str) -> list[dict[str, Any]]:
+    """Every mutation cosmic-ray would make of ``module`` (operator, occurrence, position)."""
+    (tree / "cr.toml").write_text(_config(module, "true", 60.0))
+    subprocess.run([cr, "init", "cr.toml", "cr.sqlite"], cwd=tree, check=True, capture_output=True)
+    dump = subprocess.run([cr, "dump", "cr.sqlite"], cwd=tree, check=True, capture_output=True, text=True).stdout
+    items = []
+    for line in dump.splitlines():
+        item, _ = json.loads(line)
+        items.extend(item["mutations"])
+    items.sort(key=lambda m: (m["start_pos"], m["operator_name"], m["occurrence"]))
+    return items
+
+
+def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: float) -> dict[str, Any]:
+    """Apply one mutation in ``tree``, run the target's check, return its outcome (killed/survived/...)."""
+    test = f"{sys.executable} -m mmacts.mutants.generated --check {target}"
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run([cr, "mutate-and-test", item["module_path"], item["operator_name"], str(item["occurrence"]),
+                            test], cwd=tree, capture_output=True, text=True, timeout=timeout, env=env)
+        res = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
+    except subprocess.TimeoutExpired:
+        res = {"test_outcome": "killed", "output": "timeout"}
+    except json.JSONDecodeError:
+        res = {"test_outcome": "incompetent", "output": r.stdout[-400:] + r.stderr[-400:]}
+    out = str(res.get("output", ""))
+    by = "suite" if "killed-by: suite" in out else ("unit-test" if "killed-by: unit-test" in out else "")
+    return {"operator": item["operator_name"], "occurrence": item["occurrence"], "line": item["start_pos"][0],
+            "function": item.get("definition_name", ""), "outcome": res.get("test_outcome", "incompetent"),
+            "killed_by": by if res.get("test_outcome") == "killed" else "",
+            "worker": res.get("worker_outcome", ""), "diff": res.get("diff", ""), "seconds":
+            round(time.perf_counter() - t0, 2)}
+
+
+def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout: float = 300.0,
+               progress: bool = True, only: set[str] | None = None) -> tuple[int, list[dict[str, Any]]]:
+    """(mutants cosmic-ray lists for the target's module, the outcome of each one run: all, a seeded sample, or
+    ``only`` those whose survivor key (operator @ changed line) is in the set -- the survivors file's)."""
+    t = TARGETS[target]
+    with tempfile.TemporaryDirectory(prefix="mmacts-cr-") as d:
+        tree = Path(d)
+        _copy_tree(tree)
+        items = work_items(cr, tree, t.module)
+        if only is not None:
+            src = (tree / t.module).read_text(encoding="utf-8").splitlines()
+            heads = {k.split(" => ")[0] for k in only}
+            chosen = [it for it in items if _item_key(it, src) in heads]
+        else:
+            chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
+        if progress:
+            print(f"{t.module}: {len(items)} mutants from cosmic-ray, running {len(chosen)}", flush=True)
+        results = []
+        for i, it in enumerate(chosen, 1):
+            r = run_one(cr, tree, it, target, timeout)
+            results.append(r)
+            if progress:
+                print(f"  [{i}/{len(chosen)}] {r['outcome']:<11} {r['killed_by'] or '':<9} line {r['line']:<4} "
+                      f"{r['operator']} #{r['occurrence']} ({r['seconds']}s)", flush=True)
+    return len(items), results
+
+
+def _item_key(item: dict[str, Any], src: Sequence[str]) -> str:
+    """The survivor key of a cosmic-ray work item before it runs (the unmutated source line it changes)."""
+    return f"{item['operator_name']} @ {src[item['start_pos'][0] - 1].strip()}"
+
+
+def _key(m: dict[str, Any]) -> str:
+    """A survivor's identity across runs: the operator, the source line and what it became (occurrences
+    renumber when the module changes; two mutants of one operator on one line differ in the new line)."""
+    diff = str(m.get("diff", "")).splitlines()
+    old = [ln[1:].strip() for ln in diff if ln.startswith("-") and not ln.startswith("---")]
+    new = [ln[1:].strip() for ln in diff if ln.startswith("+") and not ln.startswith("+++")]
+    return f"{m['operator']} @ {old[0] if old else m['line']} => {new[0] if new else '?'}"
+
+
+def load_survivors(path: Path = SURVIVORS) -> dict[str, dict[str, Any]]:
+    """``generated/survivors.yaml``: target -> {key: {line, operator, diff, reason}}."""
+    import yaml
+
+    if not path.exists():
+        return {}
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def merge_survivors(target: str, results: Sequence[dict[str, Any]], full: bool, path: Path = SURVIVORS) -> int:
+    """Add this run's survivors (keeping reasons already written); a full run also drops ones now killed.
+    Returns how many survivors have no reason."""
+    import yaml
+
+    doc = load_survivors(path)
+    old = doc.get(target, {}) or {}
+    new = {} if full else dict(old)
+    for m in results:
+        k = _key(m)
+        if m["outcome"] == "survived":
+            new[k] = {"line": m["line"], "function": m["function"], "operator": m["operator"],
+                      "diff": "\n".join(ln for ln in str(m["diff"]).splitlines() if ln[:1] in "+-"
+                                        and not ln.startswith(("+++", "---"))),
+                      "reason": (old.get(k) or {}).get("reason", "")}
+        elif not full:
+            new.pop(k, None)
+    doc[target] = dict(sorted(new.items(), key=lambda kv: (kv[1]["line"], kv[0])))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Surviving generated mutants (mmacts.mutants.generated): each needs a reason -- why it is\n"
+                    "# equivalent (no input can tell it apart), or which case will kill it. Empty: a finding.\n"
+                    + yaml.safe_dump(doc, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8")
+    return sum(1 for v in new.values() if not v.get("reason"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m mmacts.mutants.generated",
+                                 description="cosmic-ray mutants of one module, judged by the suites (model backend)")
+    ap.add_argument("target", choices=sorted(TARGETS))
+    ap.add_argument("--check", action="store_true", help="(the test command) run the target's cases once")
+    ap.add_argument("--sample", type=int, default=0, help="a seeded sample of N mutants (0: all)")
+    ap.add_argument("--seed", type=int, default=26)
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    ap.add_argument("--cosmic-ray", dest="cr", default=None, help="the cosmic-ray executable")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave generated/ alone")
+    ap.add_argument("--survivors", action="store_true",
+                    help="re-run only the target's listed survivors (after adding a case or test); killed ones leave")
+    args = ap.parse_args(argv)
+    if args.check:
+        return check(args.target)
+    if args.sample < 0 or args.timeout <= 0:
+        print("--sample must be >= 0 and --timeout > 0", file=sys.stderr)
+        return 2
+    cr = cosmic_ray(args.cr)
+    if cr is None:
+        print("cosmic-ray not found: pip install cosmic-ray (or pass --cosmic-ray / set MMACTS_COSMIC_RAY)",
+              file=sys.stderr)
+        return 2
+    t = TARGETS[args.target]
+    t0 = time.perf_counter()
+    only = set(load_survivors().get(args.target) or {}) if args.survivors else None
+    n_items, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
+                                  only=only)
+    items = range(n_items)
+    judged = [r for r in results if r["outcome"] in ("killed", "survived")]
+    killed = sum(r["outcome"] == "killed" for r in judged)
+    by_suite = sum(r.get("killed_by") == "suite" for r in judged)
+    score = killed / len(judged) if judged else 0.0
+    print(f"{t.module}: mutation score {killed}/{len(judged)} = {score:.1%}; by the suites alone "
+          f"{by_suite}/{len(judged)} = {by_suite / max(1, len(judged)):.1%} "
+          f"({len(results) - len(judged)} incompetent; {time.perf_counter() - t0:.0f}s)")
+    if args.no_write:
+        return 0
+    OUT_DIR.mkdir(exist_ok=True)
+    summary = {"target": args.target, "module": t.module, "mutants_listed": len(items), "run": len(results),
+               "sample": args.sample, "seed": args.seed, "killed": killed, "killed_by_suite": by_suite,
+               "judged": len(judged), "score": score,
+               "date": time.strftime("%Y-%m-%d"), "results": results}
+    if not args.survivors:  # a survivors-only run keeps the last full/sampled summary
+        (OUT_DIR / f"{args.target}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    open_ = merge_survivors(args.target, results, full=not args.sample and not args.survivors)
+    print(f"survivors without a reason in {SURVIVORS.name}: {open_}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
