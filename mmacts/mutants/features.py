@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -55,9 +55,58 @@ def feature_coverage(mutants: Sequence[dict[str, Any]]) -> dict[str, dict[str, A
     return out
 
 
+STATUS_MEANING = {
+    "can-fail": "a planted mutant of it made a suite case fail",
+    "observed-only": "its mutants changed only an observation (the spec leaves the answer open; a register "
+                     "entry decides it), no case can fail",
+    "none": "no planted mutant of it was caught (or none exists)",
+}
+"""What each status says, worded once for ``mmacts list`` and index.html."""
+
+
+def features_of(doc: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per-feature coverage of a ``coverage.json`` document: recomputed from its mutants' outcomes when it has
+    them (the stored ``features`` can be older than ``FEATURES``), else the stored block; {} without a doc."""
+    if not doc:
+        return {}
+    if doc.get("mutants"):
+        return feature_coverage(doc["mutants"])
+    return dict(doc.get("features") or {})
+
+
+def example_case(key: str, entry: Mapping[str, Any], mutants: Sequence[Mapping[str, Any]]) -> str:
+    """A case that caught one of the feature's mutants the way its status says (failed, or observed): one
+    naming the feature's last word (``16x64b``: a mutant of one shape can also break another shape's case)
+    when there is one, else the first."""
+    names = entry.get("caught_by_fail") or entry.get("caught_by_observation") or []
+    killers = {m.get("name"): m.get("killers") or [] for m in mutants}
+    found = sorted(c for n in names for c in killers.get(n, []))
+    word = key.rsplit(".", 1)[-1]
+    return next((c for c in found if word in c), found[0] if found else "")
+
+
+def rows(doc: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """One line per feature: key, status, counts (caught by a failing case / by an observation only / all its
+    mutants), an example catching case, and what the feature is."""
+    mutants = (doc or {}).get("mutants") or []
+    return [{"feature": key, "status": e["status"], "fail": len(e["caught_by_fail"]),
+             "observed": len(e["caught_by_observation"]), "mutants": len(e["mutants"]),
+             "example case": example_case(key, e, mutants), "what": e["what"]}
+            for key, e in features_of(doc).items()]
+
+
+def summary(doc: Mapping[str, Any] | None) -> str:
+    """'N features a failing mutant proves can fail, M observed only (keys), K none (keys)'."""
+    rs = rows(doc)
+    by = {s: [r["feature"] for r in rs if r["status"] == s] for s in STATUS_MEANING}
+    return (f"{len(by['can-fail'])} of {len(rs)} features a failing mutant proves can fail, "
+            + ", ".join(f"{len(by[s])} {s}" + (f" ({' '.join(by[s])})" if by[s] else "")
+                        for s in ("observed-only", "none")))
+
+
 def table(doc: dict[str, Any]) -> str:
     """The per-feature lines of a ``coverage.json`` document."""
-    feats = doc.get("features") or feature_coverage(doc.get("mutants", []))
+    feats = features_of(doc)
     lines = [f"{'feature':<24} {'status':<14} mutants (fail / observed / all)  what"]
     for key, e in feats.items():
         n = f"{len(e['caught_by_fail'])} / {len(e['caught_by_observation'])} / {len(e['mutants'])}"

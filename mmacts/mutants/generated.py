@@ -70,7 +70,8 @@ TARGETS: dict[str, Target] = {
     "compare": Target("mmacts/compare/compare.py", ("tcgen05_blockscale", "mma_sync_blockscale"), _compare_cases,
                       unit_tests=("mmacts/compare/test_compare.py",)),
     "shift": Target("mmacts/ptxvm/tcgen05/shift.py", ("tcgen05_blockscale",),
-                    lambda c: c.case_id.startswith("tcgen05.shift"), unit_tests=(VM_UNITS, VM_MORE)),
+                    lambda c: c.case_id.startswith("tcgen05.shift"),
+                    unit_tests=("mmacts/ptxvm/tcgen05/test_shift.py", VM_UNITS, VM_MORE)),
     "collector": Target("mmacts/ptxvm/tcgen05/collector.py", ("tcgen05_blockscale",),
                         lambda c: c.recipe in ("plain:ws-collectors", "probe:collector_reuse")
                         or ("coll-" in c.case_id and c.recipe == "exact"), unit_tests=(VM_UNITS,)),

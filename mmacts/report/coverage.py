@@ -119,4 +119,27 @@ def html_sections(df: pd.DataFrame) -> list[str]:
         if len(only):
             out += [f"<p>covered by citation only ({len(only)}): "
                     f"{html.escape(' '.join(only['row']))}</p>"]
+        out += feature_section(cov)
     return out
+
+
+def feature_table(cov: Mapping[str, Any] | None) -> pd.DataFrame:
+    """One line per tcgen05 / mma.sync feature (``mmacts.mutants.features``): can-fail / observed-only / none."""
+    from mmacts.mutants import features
+
+    cols = ["feature", "status", "fail", "observed", "mutants", "example case", "what"]
+    return pd.DataFrame(features.rows(cov), columns=cols)
+
+
+def feature_section(cov: Mapping[str, Any] | None) -> list[str]:
+    """index.html's per-feature coverage beside the per-row one: the summary line visible, the table folded."""
+    from mmacts.mutants import features
+
+    table = feature_table(cov)
+    if table.empty:
+        return []
+    meaning = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in features.STATUS_MEANING.items())
+    return [f"<p>Per feature: {html.escape(features.summary(cov))}. {meaning}. Columns fail / observed / mutants "
+            "count the feature's mutants caught by a failing case, by an observation only, and all of them.</p>",
+            f"<details><summary>per feature ({len(table)} features)</summary>"
+            f"{table.to_html(index=False, escape=True, border=0, na_rep='')}</details>"]

@@ -91,3 +91,23 @@ def test_a_run_without_failures_is_under_5000_px(tmp_path: Path) -> None:
     page = tmp_path / "index.html"
     page.write_text(html.render(df, {}, _extra_sections(df)), encoding="utf-8")
     assert page_height.height(page, page_height.chromium()) < 5000
+
+
+def test_coverage_per_feature_beside_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 item 3: index.html shows, per feature, can-fail / observed-only / none; a feature whose only
+    caught mutant was seen by an observation is not shown as proved."""
+    from mmacts.mutants import run
+    from mmacts.report.coverage import html_sections
+
+    cov = {"date": "d", "score": {"killed": 2, "total": 2},
+           "mutants": [{"name": "dplace-vm.dol-msb-first", "killed": True, "how": "observed", "killers": ["c.dol"]},
+                       {"name": "shift-vm.rows-up", "killed": True, "how": "fail", "killers": ["c.shift"]}],
+           "rows": {"T44.1": {"mutants": ["shift-vm.rows-up"], "killing_mutants": ["shift-vm.rows-up"],
+                              "covered": True, "failing_cases": ["t.pass0"]}}}
+    monkeypatch.setattr(run, "load_coverage", lambda: cov)
+    page = "".join(html_sections(_df(failing=False)))
+    assert page.index("per spec row") < page.index("per feature (14 features)")
+    assert "1 of 14 features a failing mutant proves can fail, 1 observed-only (disable-output-lane), 12 none" in page
+    got = {f: s for f, s in re.findall(r"<tr>\s*<td>([\w.-]+)</td>\s*<td>([\w-]+)</td>", page.split("per feature")[1])}
+    assert got["disable-output-lane"] == "observed-only" and got["shift.down"] == "can-fail"
+    assert got["collector.a"] == "none" and len(got) == 14

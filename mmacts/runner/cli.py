@@ -529,7 +529,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     for hint in select.substring_hints(sel.k, cases(suites, args.level, sel)) if sel.k else []:
         print(f"mmacts: note: {hint}", file=sys.stderr)
     chosen = "" if sel.describe() == "this selection" else f" selected by {sel.describe()}"
-    cov = (load_coverage() or {}).get("rows", {})
+    doc = load_coverage()
+    cov = (doc or {}).get("rows", {})
     print(f"# {n} cases at level {args.level}{chosen}; coverage per spec row (cases, whether a planted mutant of "
           "the row's reading made a citing case fail: mmacts/mutants/coverage.json):")
     try:
@@ -549,7 +550,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     cited = sum(1 for r in per_row if per_row[r])
     print(f"# {cited - len(only)} cited rows covered by a failing mutant, {len(only)} by citation only"
           + (f": {' '.join(only)}" if only else ""))
+    _list_features(doc)
     return 0
+
+
+def _list_features(doc: dict | None) -> None:
+    """Coverage per tcgen05 / mma.sync feature (``mmacts.mutants.features``), as comment lines: a feature is
+    not a case, and readers of ``list`` take every other line for one."""
+    from mmacts.mutants import features
+
+    rows = features.rows(doc)
+    if not rows:
+        print("# coverage per feature: no mutation results (mmacts/mutants/coverage.json) yet")
+        return
+    print("# coverage per feature (status; mutants caught by a failing case / by an observation only / all; "
+          "an example catching case): " + "; ".join(f"{k}: {v}" for k, v in features.STATUS_MEANING.items()))
+    for r in rows:
+        print(f"# feature {r['feature']}\t{r['status']}\t{r['fail']}/{r['observed']}/{r['mutants']}\t"
+              f"{r['example case'] or '-'}")
+    print(f"# {features.summary(doc)}")
 
 
 def _ref_key(ref: str) -> tuple:

@@ -153,3 +153,30 @@ def test_bad_caselist_or_fraction_is_one_line(capsys: pytest.CaptureFixture, tmp
         err = capsys.readouterr().err
         assert rc == 2 and words in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "o").exists()
+
+
+def test_list_prints_coverage_per_feature_as_comments(capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 item 3: per feature, whether a failing mutant proves it, an observation alone saw it, or nothing;
+    a feature whose mutant only changed an observation is not listed as proved."""
+    from mmacts.mutants import run
+
+    doc = {"mutants": [{"name": "shift-vm.rows-up", "killed": True, "how": "observed", "killers": ["c.shift"]},
+                       {"name": "collector-vm.ws-buffers-as-b0", "killed": True, "how": "fail",
+                        "killers": ["c.ws"]}], "rows": {}}
+    monkeypatch.setattr(run, "load_coverage", lambda: doc)
+    rc, ids, _ = _list(capsys, *SMOKE, "--rows", "T39.1")
+    assert rc == 0 and ids == ["compile.tcgen05.mma.cta_group1.kind_f16/sm_100a/accept"]  # features are no cases
+    cli.main(["list", *SMOKE, "--rows", "T39.1"])
+    out = capsys.readouterr().out.splitlines()
+    feats = {ln.split("\t")[0].removeprefix("# feature "): ln.split("\t")[1:] for ln in out
+             if ln.startswith("# feature ")}
+    assert feats["shift.down"] == ["observed-only", "0/1/1", "c.shift"]
+    assert feats["collector.ws-buffers"] == ["can-fail", "1/0/1", "c.ws"]
+    assert feats["collector.a"] == ["none", "0/0/0", "-"] and len(feats) == 14
+    assert out[-1] == "# 1 of 14 features a failing mutant proves can fail, 1 observed-only (shift.down), 12 none " \
+        "(" + " ".join(k for k, v in feats.items() if v[0] == "none") + ")"
+    monkeypatch.setattr(run, "load_coverage", lambda: None)
+    cli.main(["list", *SMOKE, "--rows", "T39.1", "--rows-only"])
+    assert capsys.readouterr().out.splitlines()[-1] == \
+        "# coverage per feature: no mutation results (mmacts/mutants/coverage.json) yet"
