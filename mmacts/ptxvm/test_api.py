@@ -136,7 +136,7 @@ def test_vm_run_trace_follows_the_chosen_thread(ptx_file: Path, capsys: pytest.C
                       "--arg", "zeros:f32:8", "--arg", "8", "--arg", "3", "--trace", "--threads", "0:5"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "[CTA 0 t  5] L27" in out and "%f2=0x41700000(np.float32(15.0))" in out
+    assert "[CTA 0 t  5] L27" in out and "%f2=0x41700000(15.0)" in out
 
 
 def test_vm_run_kernel_fault_exits_1(ptx_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

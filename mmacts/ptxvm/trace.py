@@ -74,7 +74,7 @@ def _describe(m: Any, o: Operand, t: int, seen: set[str], tcgen: bool) -> list[s
         width = ty.bits // 4
         s = f"{o.name}=0x{int(v):0{width}x}"
         if ty.kind == "f" and ty.bits == 32:
-            s += f"({np.uint32(v).view(np.float32)!r})"
+            s += f"({float(np.uint32(v).view(np.float32))!r})"  # the same text under numpy 1.x and 2.x
         return [s]
     if o.kind == "addr":
         out = []
