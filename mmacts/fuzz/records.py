@@ -24,7 +24,6 @@ from mmacts.fuzz.vm import VmRun, run_vm
 
 FUZZ_ROOT = Path(__file__).resolve().parents[2] / "validation" / "fuzz"
 _CLS = {"h": "h", "r": "r", "d": "rd", "f": "f", "g": "fd", "p": "p"}
-_STORE_RE = re.compile(r"st\.global\.b\d+ \[%gout\+(\d+)\]|selp\.u32 %ts, 1, 0, ")
 
 
 def record_dirs(root: Path = FUZZ_ROOT) -> list[Path]:
