@@ -77,11 +77,22 @@ def test_folder_launch_py_matches_and_catches_a_flipped_byte(case_id, tmp_path, 
     for f in ("launch.py", "launch.cpp"):
         assert len((out / f).read_text().splitlines()) < 100
     assert "-lcuda" in (out / "README.txt").read_text()
+    for p in outs:  # the kernel writes every output word: the expected buffer is not the 0xFF fill
+        assert 0xFFFFFFFF not in np.frombuffer((out / p["expected"]).read_bytes(), "<u4")
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
     launch = _launcher(out)
     capsys.readouterr()
     assert launch.main([str(out)]) == 0
     assert "match: every output" in capsys.readouterr().out
+    # planted fault: the launch's last scalar (the case count) zeroed -> the kernel writes nothing -> exit 1
+    spec_text = (out / "launch.json").read_text()
+    scalar = spec["params"][-1]
+    assert scalar["kind"] == "scalar" and scalar["value"] == 1
+    bad = dict(spec, params=[*spec["params"][:-1], dict(scalar, bytes_hex="00000000")])
+    (out / "launch.json").write_text(json.dumps(bad))
+    assert launch.main([str(out)]) == 1
+    assert "got 0xffffffff" in capsys.readouterr().out
+    (out / "launch.json").write_text(spec_text)
     # planted fault: one expected byte flipped -> exit 1, got vs want in hex
     want = out / outs[0]["expected"]
     data = bytearray(want.read_bytes())
