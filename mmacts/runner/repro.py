@@ -50,14 +50,15 @@ def capture(driver: Any, case: Any) -> dict[str, Any]:
     from mmacts.ptxvm import load_module
 
     inputs = driver.make_inputs(case)
+    vm = load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
     rec = RecordingModule(b"")
+    rec.rt.info = vm.rt.info  # type: ignore[attr-defined]  # a driver that asks the device's compute capability
     driver.run_cuda([case], [inputs], rec)
     if len(rec.launches) != 1:
         raise ReproError(f"{case.case_id}: run_cuda made {len(rec.launches)} launches; repro handles exactly one")
     launch = rec.launches[0]
     n_out = sum(1 for kind, _, _ in launch["args"] if kind == "out")
     # the same run_cuda on the PTX VM, keeping every output buffer it allocates, in allocation order
-    vm = load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
     allocated: list[Any] = []
     empty = vm.rt.empty
 
@@ -69,12 +70,15 @@ def capture(driver: Any, case: Any) -> dict[str, Any]:
     vm_res = driver.run_cuda([case], [inputs], vm)[0]
     if vm_res.status != "ok" or len(allocated) != n_out:
         raise ReproError(f"{case.case_id}: the PTX VM launch did not complete ({vm_res.status}: "
-                         f"{vm_res.extra.get('reason', '')})")
+                         f"{vm_res.extra.get('reason') or vm_res.extra.get('message', '')})")
     outs = {i: vm.rt.to_host(a) for i, a in enumerate(allocated)}
     # replay the VM's buffers through run_cuda: does the reference accept them?
     replay = RecordingModule(b"", replay=outs)
+    replay.rt.info = vm.rt.info  # type: ignore[attr-defined]
     got = driver.run_cuda([case], [inputs], replay)[0].got
     exp = driver.expected(case, inputs)
+    if got is None:
+        return {"launch": launch, "outs": outs, "exp": exp, "verdict": "no output decoded", "mismatches": None}
     cmp = compare(got, exp)
     return {"launch": launch, "outs": outs, "exp": exp, "verdict": cmp.status, "mismatches": cmp.mismatches}
 
