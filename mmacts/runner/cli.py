@@ -584,6 +584,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
                    run_dir=args.run, full=args.full)
 
 
+# ----------------------------------------------------------------------- repro
+def cmd_repro(args: argparse.Namespace) -> int:
+    from mmacts.runner.repro import repro
+
+    return repro(args.case_id, args.out, run_dir=args.run)
+
+
 DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cli", "report": "mmacts.report.cli",
              "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest",
              "vm": "mmacts.ptxvm.cli"}
@@ -651,6 +658,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show got vs want of this case in a finished run, with a mismatch map")
     ex.add_argument("--full", action="store_true", help="do not cap sections (default: 120 lines each)")
     ex.set_defaults(func=cmd_explain)
+    rp = sub.add_parser("repro", help="a standalone folder reproducing one case (PTX, cubin, buffers, launchers)")
+    rp.add_argument("case_id")
+    rp.add_argument("--out", required=True, help="folder to write (created)")
+    rp.add_argument("--run", default=None, help="finished run directory: copy this case's record from it")
+    rp.set_defaults(func=cmd_repro)
     for name, module in DELEGATED.items():
         sp = sub.add_parser(name, help=f"see mmacts {name} --help", add_help=False)
         sp.add_argument("rest", nargs=argparse.REMAINDER)
