@@ -1,0 +1,184 @@
+"""The host tensor-map encoder against the VM: maps encoded here are decoded by the VM's ``TensorMap.decode`` and
+drive real ``cp.async.bulk.tensor`` loads on the VM, which must land exactly the box this test computes from the
+array (dense, innermost first, swizzled by shared address bits, out-of-bound elements zero or NaN)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from mmacts.ptxvm import api as vm
+from mmacts.ptxvm.host import TensorMapError, encode_tiled
+from mmacts.ptxvm.ops_bulk import TensorMap
+
+
+def _kernel(rank: int) -> str:
+    coords = ", ".join(f"%r{10 + i}" for i in range(rank))
+    loads = "\n".join(f"  ld.param.s32 %r{10 + i}, [c{i}];" for i in range(rank))
+    cparams = "".join(f", .param .s32 c{i}" for i in range(rank))
+    return f""".version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes{cparams})
+{{
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<3>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [tmap];
+  ld.param.u64 %rd2, [out];
+  ld.param.u32 %r1, [nbytes];
+{loads}
+  mov.u32 %r2, smem;
+  mov.u32 %r3, bar;
+  mbarrier.init.shared::cta.b64 [%r3], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r3], %r1;
+  cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+      [%r2], [%rd1, {{{coords}}}], [%r3];
+W:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
+  @!%p1 bra W;
+  mov.u32 %r4, 0;
+L:
+  setp.ge.u32 %p2, %r4, %r1;
+  @%p2 bra E;
+  add.u32 %r5, %r2, %r4;
+  ld.shared.u32 %r6, [%r5];
+  cvt.u64.u32 %rd4, %r4;
+  add.u64 %rd5, %rd2, %rd4;
+  st.global.u32 [%rd5], %r6;
+  add.u32 %r4, %r4, 4;
+  bra L;
+E:
+  ret;
+}}
+"""
+
+
+SWZ_BITS = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3}
+
+
+def _expected(a: np.ndarray, box: list[int], coords: list[int], swizzle: str, nan_fill: bool) -> np.ndarray:
+    """The shared image of the box at ``coords`` (dims innermost first) of the C-order array ``a``."""
+    rank = a.ndim
+    fill = np.array(np.nan if nan_fill else 0, dtype=a.dtype)
+    sub = np.full(tuple(reversed(box)), fill, dtype=a.dtype)
+    src, dst = [], []
+    for k in range(rank):  # numpy axis k is tensor dimension rank - 1 - k
+        d = rank - 1 - k
+        lo, hi = coords[d], coords[d] + box[d]
+        clo, chi = max(lo, 0), min(hi, a.shape[k])
+        src.append(slice(clo, max(chi, clo)))
+        dst.append(slice(clo - lo, clo - lo + max(chi - clo, 0)))
+    sub[tuple(dst)] = a[tuple(src)]
+    raw = sub.reshape(-1).view(np.uint8)
+    s = SWZ_BITS[swizzle]
+    pos = np.arange(raw.size)
+    pos = pos ^ (((pos >> 7) & ((1 << s) - 1)) << 4)
+    img = np.zeros(raw.size, dtype=np.uint8)
+    img[pos] = raw
+    return img
+
+
+def _load(a: np.ndarray, dtype_name: str, box: list[int], coords: list[int], swizzle: str = "NONE",
+          oob_fill: str = "NONE", **kw: object) -> np.ndarray:
+    """Encode a map of ``a`` on the host, TMA-load the box at ``coords`` on the VM, return shared memory's bytes."""
+    g = vm.asarray(a)
+    dims = list(reversed(a.shape))
+    strides = list(reversed(a.strides))[1:]
+    m = encode_tiled(dtype_name, a.ndim, g.base, dims, strides, box, swizzle=swizzle, oob_fill=oob_fill, **kw)
+    tm = vm.asarray(m)
+    nbytes = int(np.prod(box)) * a.itemsize
+    out = vm.zeros(nbytes, np.uint8)
+    k = vm.RawModule(code=_kernel(a.ndim), arch="sm_100a").get_function("tma")
+    k(1, 1, (tm, out, nbytes, *coords), shared_mem=max(nbytes, 1024))
+    return out.get()
+
+
+CASES = [  # (numpy dtype, driver type, shape (C order), box (innermost first), coords, swizzle)
+    (np.float32, "FLOAT32", (64,), [32], [16], "NONE"),
+    (np.float16, "FLOAT16", (40, 96), [64, 8], [32, 8], "128B"),
+    (np.uint8, "UINT8", (6, 20, 64), [32, 4, 3], [32, 9, 2], "32B"),
+    (np.float32, "FLOAT32", (5, 4, 12, 16), [16, 8, 2, 3], [0, 4, 1, 2], "64B"),
+    (np.uint16, "UINT16", (3, 2, 4, 6, 40), [8, 4, 2, 2, 2], [24, 2, 1, 0, 1], "NONE"),
+    (np.float64, "FLOAT64", (16, 32), [16, 4], [16, 12], "128B"),
+    (np.uint16, "BFLOAT16", (24, 128), [64, 16], [64, 8], "128B"),
+]
+
+
+@pytest.mark.parametrize("npdt, name, shape, box, coords, swizzle", CASES)
+def test_host_map_lands_the_box(npdt: type, name: str, shape: tuple[int, ...], box: list[int], coords: list[int],
+                                swizzle: str) -> None:
+    rng = np.random.default_rng(len(shape) * 7 + box[0])
+    a = rng.integers(0, 250, size=shape).astype(npdt)
+    got = _load(a, name, box, coords, swizzle)
+    assert np.array_equal(got, _expected(a, box, coords, swizzle, False))
+
+
+@pytest.mark.parametrize("fill", ["NONE", "NAN_REQUEST_ZERO_FMA"])
+def test_out_of_bound_box_is_filled(fill: str) -> None:
+    a = np.random.default_rng(3).standard_normal((20, 24)).astype(np.float32)
+    box, coords = [16, 8], [16, 16]  # 8 of 16 columns and 4 of 8 rows are outside
+    got = _load(a, "FLOAT32", box, coords, "64B", oob_fill=fill)
+    want = _expected(a, box, coords, "64B", fill != "NONE")
+    assert np.array_equal(got, want)
+    if fill != "NONE":
+        assert np.isnan(got.view(np.float32)).sum() == 16 * 8 - 8 * 4
+
+
+def test_driver_enum_order_is_translated() -> None:
+    """Driver FLOAT64 = 8, BFLOAT16 = 9, FLOAT32_FTZ = 10 are PTX elemtype .f64 = 9, .bf16 = 10, .f32.ftz = 8; the
+    128B atom swizzles are swizzle_mode 128B with an atomicity; integers and prefixed names are accepted."""
+    base = dict(rank=2, global_address=0x100, global_dim=[32, 8], global_strides=[128], box_dim=[16, 4])
+    assert [TensorMap.decode(encode_tiled(t, **base)).elemtype for t in (8, 9, 10)] == [9, 10, 8]
+    assert TensorMap.decode(encode_tiled("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", **base)).elemtype == 6
+    tm = TensorMap.decode(encode_tiled("UINT8", 2, 0x100, [64, 8], [64], [64, 4], [1, 2], interleave=0,
+                                       swizzle="128B_ATOM_32B_FLIP_8B", l2_promotion="L2_256B"))
+    assert (tm.swizzle, tm.atomicity, tm.estride[:2], tm.rank) == (3, 2, [1, 2], 2)
+
+
+BAD = [  # (kwargs changed from a valid rank-3 map, fragment of the rule)
+    (dict(rank=0), "tensorRank 0"),
+    (dict(rank=6), "tensorRank 6"),
+    (dict(global_address=0x108), "16-byte aligned"),
+    (dict(global_address=0x110, interleave="32B", swizzle="32B"), "32-byte aligned"),
+    (dict(global_dim=[64, 0, 4]), "globalDim[1]"),
+    (dict(global_dim=[64, 2**32 + 1, 4]), "globalDim[1]"),
+    (dict(global_strides=[264, 2048]), "globalStrides[0]"),
+    (dict(global_strides=[256, 2**40]), "globalStrides[1]"),
+    (dict(global_strides=[256, 2064], interleave="32B", swizzle="32B"), "multiple of 32"),
+    (dict(box_dim=[32, 0, 1]), "boxDim[1]"),
+    (dict(box_dim=[32, 257, 1]), "boxDim[1]"),
+    (dict(box_dim=[6, 2, 1]), "multiple of 16"),
+    (dict(box_dim=[64, 2, 1], swizzle="64B"), "exceeds the 64-byte"),
+    (dict(element_strides=[1, 9, 1]), "elementStrides[1]"),
+    (dict(element_strides=[1, 0, 1]), "elementStrides[1]"),
+    (dict(interleave="32B", swizzle="128B"), "requires swizzle 32B"),
+    (dict(rank=2, global_dim=[64, 8], global_strides=[256], box_dim=[32, 2], element_strides=None,
+          interleave="16B"), "at least 3"),
+    (dict(data_type="INT32", oob_fill="NAN_REQUEST_ZERO_FMA"), "floating-point"),
+    (dict(swizzle=7), "swizzle 7"),
+    (dict(data_type=16), "tensorDataType 16"),
+    (dict(global_dim=[64, 8]), "globalDim has 2 entries"),
+]
+
+
+@pytest.mark.parametrize("change, rule", BAD)
+def test_invalid_parameters_are_refused_like_the_driver(change: dict, rule: str) -> None:
+    args = dict(data_type="FLOAT32", rank=3, global_address=0x100, global_dim=[64, 8, 4], global_strides=[256, 2048],
+                box_dim=[32, 2, 1], element_strides=[1, 1, 1])
+    encode_tiled(**args)
+    args.update(change)
+    with pytest.raises(TensorMapError, match=re.escape(rule)) as e:
+        encode_tiled(**args)
+    assert e.value.result == "CUDA_ERROR_INVALID_VALUE" and "\n" not in str(e.value)
+    assert str(e.value).startswith("CUDA_ERROR_INVALID_VALUE: ")
+
+
+def test_global_dim_of_2_to_the_32_is_valid_but_not_representable() -> None:
+    with pytest.raises(TensorMapError) as e:
+        encode_tiled("UINT8", 1, 0x100, [2**32], [], [16])
+    assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED"
