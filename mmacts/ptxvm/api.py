@@ -29,13 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.ptxvm.host.tensormap import encode_tiled
 from mmacts.ptxvm.memory import DeviceArray
 from mmacts.ptxvm.parse import Entry
 from mmacts.ptxvm.ptxtypes import ptx_type
 from mmacts.ptxvm.runtime import ARCH_CC, VmDeviceInfo, VmModule, VmOutcome, VmRuntime, load_module
 
 __all__ = ["DeviceArray", "LaunchError", "RawKernel", "RawModule", "asarray", "asnumpy", "device", "empty", "reset",
-           "zeros"]
+           "tensormap_tiled", "zeros"]
 
 
 class LaunchError(RuntimeError):
@@ -80,6 +81,32 @@ def empty(shape: int | Sequence[int], dtype: Any = np.float32) -> DeviceArray:
 
 def asnumpy(a: DeviceArray) -> np.ndarray:
     return a.get()
+
+
+_TMA_TYPES = {"u1": "UINT8", "i1": "UINT8", "u2": "UINT16", "i2": "UINT16", "f2": "FLOAT16", "u4": "UINT32",
+              "i4": "INT32", "f4": "FLOAT32", "u8": "UINT64", "i8": "INT64", "f8": "FLOAT64"}
+
+
+def tensormap_tiled(a: DeviceArray, box: Sequence[int], *, swizzle: str | int = "NONE", oob_fill: str | int = "NONE",
+                    data_type: str | int | None = None, element_strides: Sequence[int] | None = None,
+                    interleave: str | int = "NONE", l2_promotion: str | int = "NONE",
+                    by_value: bool = False) -> DeviceArray | np.void:
+    """A tiled tensor map of the whole C-order device array ``a`` (``cuTensorMapEncodeTiled``'s contract and
+    errors: :class:`mmacts.ptxvm.host.TensorMapError`), as a 128-byte device buffer whose address a kernel hands to
+    ``cp.async.bulk.tensor`` (pointer form), or with ``by_value=True`` as the ``numpy.void`` a ``__grid_constant__``
+    parameter takes. ``box`` (and ``element_strides``) follow ``a.shape``'s axis order (outermost first); the
+    kernel's coordinates are innermost first, as in PTX. ``data_type`` defaults from ``a.dtype`` (give
+    ``"BFLOAT16"`` or ``"TFLOAT32"`` explicitly). Note: the VM's ``cp.async.bulk.tensor`` reads maps in global
+    memory; a map in the parameter space (``cvta.param``) is not implemented yet."""
+    dt = data_type if data_type is not None else _TMA_TYPES.get(a.dtype.str[1:])
+    if dt is None:
+        raise TypeError(f"no tensor-map data type for {a.dtype}; pass data_type=")
+    strides = [a.dtype.itemsize * int(np.prod(a.shape[k + 1:])) for k in range(len(a.shape))]
+    rank = len(a.shape)
+    m = encode_tiled(dt, rank, a.base, list(reversed(a.shape)), list(reversed(strides[:-1])), list(reversed(box)),
+                     None if element_strides is None else list(reversed(element_strides)), interleave, swizzle,
+                     l2_promotion, oob_fill)
+    return np.frombuffer(m.tobytes(), dtype="V128")[0] if by_value else asarray(m)
 
 
 class RawModule:

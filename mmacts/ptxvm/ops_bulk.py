@@ -25,9 +25,10 @@ Semantics kept, so that a kernel that forgets a wait reads stale data as it coul
 The tensor map is an opaque 128-byte object (5.5.8): the CUDA driver's binary layout is not published,
 so the VM keeps the fields ``tensormap.replace`` names at offsets of its own (:data:`FIELDS`), all zero
 in a zeroed object, which is what a kernel that builds its maps on the device relies on (each field's
-zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, zero fill). A tensor
-map encoded on the host by the driver (``cuTensorMapEncodeTiled``, a ``.param .align 64 .b8 [128]``
-kernel parameter) is not supported: that needs the driver's layout.
+zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, zero fill). Host code
+builds maps in this layout with ``mmacts.ptxvm.host.encode_tiled`` (the ``cuTensorMapEncodeTiled`` contract,
+written from the documentation with a table of its own; ``host/test_tensormap.py`` proves the two agree). A map
+encoded by the real driver is not readable (its layout is unpublished), nor is a map in the parameter space.
 """
 
 from __future__ import annotations

@@ -16,8 +16,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 VM = ROOT / "mmacts" / "ptxvm"
+HOST = "mmacts.ptxvm.host"
+"""The VM's own host encoders (the tensor-map encoder): the VM proper must not reach them, and they must not reach
+the VM; only the kernel-author entry points (:data:`HOST_FACING`) may call them, as host code calls a driver."""
 FORBIDDEN = ("reference.tcgen05", "reference.tcgen05_model", "reference.mma_sync", "reference.formats",
-             "reference.predict", "reference.published", "suites", "mmacts.ptx", "mmacts.backends")
+             "reference.predict", "reference.published", "suites", "mmacts.ptx", "mmacts.backends", HOST)
+HOST_FACING = ("api.py", "cli.py")
 ARITHMETIC_CORES = ("reference.numeric_model", "reference.gemm")
 """Allowed, and not followed further: their own imports (format parameters) are the arithmetic's."""
 
@@ -83,18 +87,38 @@ def _under(mod: str, prefixes: tuple[str, ...]) -> bool:
     return any(mod == p or mod.startswith(p + ".") for p in prefixes)
 
 
-def violations(start: Path) -> list[str]:
+def violations(start: Path, forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
     return [f"{mod} (imported by {via})" for mod, via in reachable(start).items()
-            if _under(mod, FORBIDDEN) and not _under(mod, ARITHMETIC_CORES)]
+            if _under(mod, forbidden) and not _under(mod, ARITHMETIC_CORES)]
+
+
+def _modules(under: Path) -> list[Path]:
+    return [p for p in under.rglob("*.py") if not p.name.startswith("test_") and "corpus" not in p.parts]
 
 
 def _vm_modules() -> list[Path]:
-    return [p for p in VM.rglob("*.py") if not p.name.startswith("test_") and "corpus" not in p.parts]
+    rel = {p: p.relative_to(VM).parts for p in _modules(VM)}
+    return [p for p, parts in rel.items() if parts[0] != "host" and parts[0] not in HOST_FACING]
 
 
 def test_vm_reaches_no_host_encoder() -> None:
     bad = {str(p.relative_to(ROOT)): v for p in _vm_modules() if (v := violations(p))}
     assert not bad, f"the VM reaches host-encoder code: {bad}"
+    facing = tuple(f for f in FORBIDDEN if f != HOST)
+    bad = {n: v for n in HOST_FACING if (v := violations(VM / n, facing))}
+    assert not bad, f"the kernel-author API reaches the suite's host encoders: {bad}"
+
+
+def test_host_encoders_reach_no_vm_module() -> None:
+    """``mmacts/ptxvm/host`` writes its tables from the documentation: it imports nothing of the VM (only its
+    tests decode with the VM, to prove the two agree)."""
+    bad = {}
+    for p in _modules(VM / "host"):
+        v = [f"{mod} (imported by {via})" for mod, via in reachable(p).items()
+             if _under(mod, ("mmacts", "reference", "suites")) and not _under(mod, (HOST,))]
+        if v:
+            bad[str(p.relative_to(ROOT))] = v
+    assert not bad, f"a host encoder reaches the VM or the suite: {bad}"
 
 
 def test_the_check_can_fail(tmp_path: Path) -> None:
@@ -108,5 +132,14 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
             assert violations(via), "a transitive import went unnoticed"
         finally:
             via.unlink()
+    finally:
+        planted.unlink()
+
+
+def test_the_host_encoder_rule_can_fail() -> None:
+    planted = VM / "tcgen05" / "_planted_host.py"
+    planted.write_text("from mmacts.ptxvm.host.tensormap import LAYOUT\n")
+    try:
+        assert violations(planted), "a VM module importing the host tensor-map encoder went unnoticed"
     finally:
         planted.unlink()

@@ -5,6 +5,7 @@ array (dense, innermost first, swizzled by shared address bits, out-of-bound ele
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -84,12 +85,14 @@ def _expected(a: np.ndarray, box: list[int], coords: list[int], swizzle: str, na
 
 
 def _load(a: np.ndarray, dtype_name: str, box: list[int], coords: list[int], swizzle: str = "NONE",
-          oob_fill: str = "NONE", **kw: object) -> np.ndarray:
+          oob_fill: str = "NONE", plant: Callable[[np.ndarray], None] | None = None, **kw: object) -> np.ndarray:
     """Encode a map of ``a`` on the host, TMA-load the box at ``coords`` on the VM, return shared memory's bytes."""
     g = vm.asarray(a)
     dims = list(reversed(a.shape))
     strides = list(reversed(a.strides))[1:]
     m = encode_tiled(dtype_name, a.ndim, g.base, dims, strides, box, swizzle=swizzle, oob_fill=oob_fill, **kw)
+    if plant is not None:
+        plant(m)
     tm = vm.asarray(m)
     nbytes = int(np.prod(box)) * a.itemsize
     out = vm.zeros(nbytes, np.uint8)
@@ -182,3 +185,46 @@ def test_global_dim_of_2_to_the_32_is_valid_but_not_representable() -> None:
     with pytest.raises(TensorMapError) as e:
         encode_tiled("UINT8", 1, 0x100, [2**32], [], [16])
     assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED"
+
+
+def _swap_strides(m: np.ndarray) -> None:
+    w = m[80:96].view("<u8")
+    w[:2] = w[1::-1].copy()
+
+
+def _rank_plus_one(m: np.ndarray) -> None:
+    m[8:12].view("<u4")[0] += 1
+
+
+@pytest.mark.parametrize("plant", [_swap_strides, _rank_plus_one])
+def test_a_planted_encoder_fault_is_seen(plant: Callable[[np.ndarray], None]) -> None:
+    """The comparison has teeth: the stride words swapped, or the rank field off by one, in an encoded map
+    make the VM land another box (or refuse the copy)."""
+    a = np.random.default_rng(5).integers(0, 250, size=(5, 4, 12, 16)).astype(np.float32)
+    box, coords = [16, 8, 2, 3], [0, 4, 1, 2]
+    want = _expected(a, box, coords, "64B", False)
+    assert np.array_equal(_load(a, "FLOAT32", box, coords, "64B"), want)
+    try:
+        got = _load(a, "FLOAT32", box, coords, "64B", plant=plant)
+    except vm.LaunchError:
+        return
+    assert not np.array_equal(got, want)
+
+
+def test_kernel_author_api() -> None:
+    """``vm.tensormap_tiled(array, box=..., swizzle=...)``: box in the array's axis order, the map in device memory
+    (pointer form) or as a 128-byte ``numpy.void``; the load lands the same box as the driver-style call."""
+    a = np.random.default_rng(9).integers(0, 250, size=(24, 4, 32)).astype(np.uint16)
+    g = vm.asarray(a)
+    tm = vm.tensormap_tiled(g, (2, 4, 32), swizzle="64B")
+    dec = TensorMap.decode(tm.get())
+    assert (dec.rank, dec.box[:3], dec.dims[:3], dec.strides[:2]) == (3, [32, 4, 2], [32, 4, 24], [64, 256])
+    v = vm.tensormap_tiled(g, (2, 4, 32), swizzle="64B", by_value=True)
+    assert isinstance(v, np.void) and v.tobytes() == tm.get().tobytes()
+    out = vm.zeros(2 * 4 * 32 * 2, np.uint8)
+    vm.RawModule(code=_kernel(3)).get_function("tma")(1, 1, (tm, out, out.nbytes, 0, 0, 5), shared_mem=1024)
+    assert np.array_equal(out.get(), _expected(a, [32, 4, 2], [0, 0, 5], "64B", False))
+    with pytest.raises(TensorMapError, match="exceeds the 32-byte span"):
+        vm.tensormap_tiled(g, (2, 4, 32), swizzle="32B")
+    with pytest.raises(TypeError, match="pass data_type"):
+        vm.tensormap_tiled(vm.zeros(16, np.complex64), (16,))
