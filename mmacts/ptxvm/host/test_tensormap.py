@@ -23,7 +23,7 @@ def _kernel(rank: int) -> str:
 .target sm_100a
 .address_size 64
 .extern .shared .align 1024 .b8 smem[];
-.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes{cparams})
+.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes, .param .u32 ncopy{cparams})
 {{
   .reg .b32 %r<20>;
   .reg .b64 %rd<8>;
@@ -32,6 +32,7 @@ def _kernel(rank: int) -> str:
   ld.param.u64 %rd1, [tmap];
   ld.param.u64 %rd2, [out];
   ld.param.u32 %r1, [nbytes];
+  ld.param.u32 %r7, [ncopy];
 {loads}
   mov.u32 %r2, smem;
   mov.u32 %r3, bar;
@@ -44,7 +45,7 @@ W:
   @!%p1 bra W;
   mov.u32 %r4, 0;
 L:
-  setp.ge.u32 %p2, %r4, %r1;
+  setp.ge.u32 %p2, %r4, %r7;
   @%p2 bra E;
   add.u32 %r5, %r2, %r4;
   ld.shared.u32 %r6, [%r5];
@@ -97,7 +98,7 @@ def _load(a: np.ndarray, dtype_name: str, box: list[int], coords: list[int], swi
     nbytes = int(np.prod(box)) * a.itemsize
     out = vm.zeros(nbytes, np.uint8)
     k = vm.RawModule(code=_kernel(a.ndim), arch="sm_100a").get_function("tma")
-    k(1, 1, (tm, out, nbytes, *coords), shared_mem=max(nbytes, 1024))
+    k(1, 1, (tm, out, nbytes, nbytes, *coords), shared_mem=max(nbytes, 1024))
     return out.get()
 
 
@@ -222,9 +223,26 @@ def test_kernel_author_api() -> None:
     v = vm.tensormap_tiled(g, (2, 4, 32), swizzle="64B", by_value=True)
     assert isinstance(v, np.void) and v.tobytes() == tm.get().tobytes()
     out = vm.zeros(2 * 4 * 32 * 2, np.uint8)
-    vm.RawModule(code=_kernel(3)).get_function("tma")(1, 1, (tm, out, out.nbytes, 0, 0, 5), shared_mem=1024)
+    vm.RawModule(code=_kernel(3)).get_function("tma")(1, 1, (tm, out, out.nbytes, out.nbytes, 0, 0, 5), shared_mem=1024)
     assert np.array_equal(out.get(), _expected(a, [32, 4, 2], [0, 0, 5], "64B", False))
     with pytest.raises(TensorMapError, match="exceeds the 32-byte span"):
         vm.tensormap_tiled(g, (2, 4, 32), swizzle="32B")
     with pytest.raises(TypeError, match="pass data_type"):
         vm.tensormap_tiled(vm.zeros(16, np.complex64), (16,))
+
+
+@pytest.mark.parametrize("name, chunk", [("16U4_ALIGN8B", 8), ("16U4_ALIGN16B", 16)])
+def test_packed_4_bit_box(name: str, chunk: int) -> None:
+    """Packed 4-bit data (16 elements in 8 bytes): the inner dimension counts elements, strides are bytes; in
+    shared memory every 8 data bytes take ``chunk`` bytes (``_ALIGN16B``: 8 bytes of padding the test skips)."""
+    rows, cols = 8, 256  # elements; 128 bytes per row
+    raw = np.random.default_rng(11).integers(0, 256, size=(rows, cols // 2)).astype(np.uint8)
+    g = vm.asarray(raw)
+    box, coords = [128, 4], [128, 2]
+    m = encode_tiled(name, 2, g.base, [cols, rows], [cols // 2], box)
+    nbytes = box[1] * box[0] // 16 * chunk
+    out = vm.zeros(nbytes, np.uint8)
+    k = vm.RawModule(code=_kernel(2)).get_function("tma")
+    k(1, 1, (vm.asarray(m), out, nbytes // chunk * 8, nbytes, *coords), shared_mem=1024)
+    data = out.get().reshape(-1, chunk)[:, :8].reshape(box[1], -1)
+    assert np.array_equal(data, raw[2:6, 64:128])
