@@ -36,7 +36,6 @@ LAYOUT: dict[str, tuple[int, str, int]] = {
     "fill_mode": (124, "<u4", 1),
 }
 
-# CUtensorMapDataType (driver order) -> (PTX tensormap.replace elemtype value, bits per element, float?)
 DATA_TYPES: dict[str, tuple[int, int, int, bool]] = {
     # name: (driver enum, PTX elemtype, bits in global memory, floating point)
     "UINT8": (0, 0, 8, False), "UINT16": (1, 1, 16, False), "UINT32": (2, 2, 32, False),
