@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mmacts.fuzz.generate import kernel
+from mmacts.fuzz.generate import _WIDTH, kernel
 from mmacts.fuzz.inputs import digest
 
 _CLS_CODE = {"h": "h", "r": "r", "rd": "d", "f": "f", "fd": "g", "p": "p"}
-SLOT_BYTES = {"h": 2, "r": 4, "rd": 8, "f": 4, "fd": 8, "p": 4}
+"""One letter per register class in a manifest's ``classes`` string."""
+SLOT_BYTES = {c: w // 8 for c, w in _WIDTH.items()}
 """Bytes a slot's store writes (the rest of its u64 keeps the 0xFF fill)."""
 
 

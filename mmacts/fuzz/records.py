@@ -19,15 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from mmacts.fuzz.inputs import digest, kernel_inputs
-from mmacts.fuzz.record import unpack
+from mmacts.fuzz.record import _CLS_CODE, SLOT_BYTES, unpack
 from mmacts.fuzz.vm import VmRun, run_vm
+from mmacts.ptxvm.corpus.records import record_dirs as silicon_record_dirs
 
 FUZZ_ROOT = Path(__file__).resolve().parents[2] / "validation" / "fuzz"
-_CLS = {"h": "h", "r": "r", "d": "rd", "f": "f", "g": "fd", "p": "p"}
+_CLS = {code: cls for cls, code in _CLS_CODE.items()}
 
 
 def record_dirs(root: Path = FUZZ_ROOT) -> list[Path]:
-    return sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
+    """Every record folder under ``root`` (those with a ``meta.json``), oldest name first."""
+    return silicon_record_dirs(root)
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def fuzz_records(record: Path) -> tuple[FuzzRecord, ...]:
 
 
 def _hex(v: int, cls: str) -> str:
-    w = {"h": 4, "r": 8, "rd": 16, "f": 8, "fd": 16, "p": 8}[cls]
+    w = 2 * SLOT_BYTES[cls]  # hex digits
     return f"{v & ((1 << (4 * w)) - 1):#0{w + 2}x}"
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.fuzz_tc import gen
+from mmacts.ptxvm.corpus.record import git_sha
 
 DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_COUNT = 70
@@ -62,14 +62,6 @@ def build(path: str, seeds: list[int], count: int) -> dict[str, Any]:
     return man
 
 
-def _git_sha() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict[str, Any] | None = None) -> Path:
     """Write the commit-ready record folder ``dest`` (see :mod:`mmacts.fuzz_tc.records`) from a build and
     the GPU's ``OUT``. Launches that did not end ``ok`` on the GPU keep their status and message in the
@@ -100,7 +92,7 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict[str, Any] | 
         json.dump(ptx, fh)
     (d / "manifest.json").write_text(json.dumps({k: v for k, v in man.items()}, indent=1))
     meta = {k: v for k, v in dev.items() if k != "launches"}
-    meta.update(git_sha=_git_sha(), gen_version=man["gen_version"], seeds=man["seeds"], count=man["count"],
+    meta.update(git_sha=git_sha(), gen_version=man["gen_version"], seeds=man["seeds"], count=man["count"],
                 ptxas_version=man["ptxas_version"], ptx_version=man["ptx_version"], arch=man["arch"],
                 launches=len(man["launches"]), statuses=dict(statuses))
     meta.update(extra_meta or {})

@@ -19,12 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.ptxvm.corpus.records import record_dirs as silicon_record_dirs
+
 FUZZ_ROOT = Path(__file__).resolve().parents[2] / "validation" / "fuzz-tc"
 
 
 def record_dirs(root: Path = FUZZ_ROOT) -> list[Path]:
-    """Every record folder (those with a ``meta.json``), oldest name first."""
-    return sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
+    """Every record folder under ``root`` (those with a ``meta.json``), oldest name first."""
+    return silicon_record_dirs(root)
 
 
 @dataclass(frozen=True)

@@ -225,14 +225,18 @@ def _ldst(form: FeatureForm, e) -> None:
     e("bar.sync 0;")
     e(I.tcgen05_fence("after"))
     wins = windows(shape)
-    for num, loff, col, reg0 in wins:                # L: loads of the preloaded cells
-        n = REGS_PER_X1[shape] * num
-        regs = _regs(n)
-        e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
-        e(I.tcgen05_ld(shape, num, regs, "%r9", half_splitoff=_half(shape, num)))
-        e(I.tcgen05_wait("ld"))
-        for i, r in enumerate(regs):
-            e(f"st.global.u32 [%rd4+{4 * (reg0 + i)}], {r};")
+
+    def load_windows(first_slot: int) -> None:
+        """tcgen05.ld every window, each register to its output slot from ``first_slot`` on."""
+        for num, loff, col, reg0 in wins:
+            regs = _regs(REGS_PER_X1[shape] * num)
+            e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
+            e(I.tcgen05_ld(shape, num, regs, "%r9", half_splitoff=_half(shape, num)))
+            e(I.tcgen05_wait("ld"))
+            for i, r in enumerate(regs):
+                e(f"st.global.u32 [%rd4+{4 * (first_slot + reg0 + i)}], {r};")
+
+    load_windows(0)                                  # L: loads of the preloaded cells
     for idx, (num, loff, col, _) in enumerate(wins):  # st of position-coded registers
         n = REGS_PER_X1[shape] * num
         regs = _regs(n)
@@ -243,14 +247,7 @@ def _ldst(form: FeatureForm, e) -> None:
         e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
         e(I.tcgen05_st(shape, num, "%r9", regs, half_splitoff=_half(shape, num)))
     e(I.tcgen05_wait("st"))
-    for num, loff, col, reg0 in wins:                # RT: the same shape loads them back
-        n = REGS_PER_X1[shape] * num
-        regs = _regs(n)
-        e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
-        e(I.tcgen05_ld(shape, num, regs, "%r9", half_splitoff=_half(shape, num)))
-        e(I.tcgen05_wait("ld"))
-        for i, r in enumerate(regs):
-            e(f"st.global.u32 [%rd4+{4 * (nregs + reg0 + i)}], {r};")
+    load_windows(nregs)                              # RT: the same shape loads them back
 
 
 def _shift(e) -> None:

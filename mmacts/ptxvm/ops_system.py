@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mmacts.ptxvm import ops_core  # read at call time: ops_core imports machine, which imports this module
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
 from mmacts.ptxvm.parse import Instr, Operand
@@ -91,25 +92,10 @@ def _part_width(m: Machine, ins: Instr, vec: Operand) -> int:
     return w
 
 
-def _space(ins: Instr) -> str:
-    for p in ins.parts[1:]:
-        if p.startswith("shared"):
-            if p not in ("shared", "shared::cta"):
-                raise VmUnsupported(f"{ins.opcode}: state space .{p} with .b128 is not implemented")
-            return "shared"
-        if p in ("global", "local", "param", "const"):
-            return p
-    return "generic"
-
-
-def _vec(ins: Instr) -> int:
-    return next((int(p[1:]) for p in ins.parts[1:] if p in ("v2", "v4")), 1)
-
-
 @handler("ld.b128")
 def _ld_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """``ld{.space}{.v2,.v4}.b128``: 16 bytes per register, naturally aligned (9.7.9.8)."""
-    sp, nv = _space(ins), _vec(ins)
+    sp, nv = ops_core._space(ins), ops_core._vec_width(ins)
     d, a = ins.operands
     items = d.items if d.kind == "vec" else (d,)
     if len(items) != nv:
@@ -133,7 +119,7 @@ def _ld_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
 @handler("st.b128")
 def _st_b128(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """``st{.space}{.v2,.v4}.b128``."""
-    sp, nv = _space(ins), _vec(ins)
+    sp, nv = ops_core._space(ins), ops_core._vec_width(ins)
     a, s = ins.operands
     items = s.items if s.kind == "vec" else (s,)
     if len(items) != nv:

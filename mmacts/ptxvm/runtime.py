@@ -112,13 +112,11 @@ class VmModule:
     max_steps: int = 3_000_000
     last: VmOutcome | None = None
     raw: Any = None
-    _machine: Any = None
 
     def launch(self, entry: str, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], *,
                shared_mem: int = 0, timeout_s: float | None = None) -> VmOutcome:
         """Execute ``entry`` over the grid; never raises for a kernel fault (the outcome says)."""
         t0 = time.perf_counter()
-        self._machine = None
         try:
             steps, ti = self._launch(entry, _dim3(grid), _dim3(block), args, int(shared_mem))
             out = VmOutcome("ok", None, "", steps, ti)
@@ -127,27 +125,12 @@ class VmModule:
         except VmError as exc:
             out = VmOutcome("error", None, f"PTX VM {exc.kind}: {exc}")
         except Exception as exc:  # noqa: BLE001 -- a VM defect must never escape launch()
-            out = VmOutcome("error", None, f"PTX VM bug: {type(exc).__name__}: {exc} at {self._where_now()}")
+            # inside an instruction the machine already made it a VmError naming the instruction, CTA and
+            # thread (Machine.run); what reaches here came from the launch set-up or the kernel-end hooks
+            out = VmOutcome("error", None, f"PTX VM bug: {type(exc).__name__}: {exc} (launch set-up or kernel end)")
         out.wall_s = time.perf_counter() - t0
         self.last = out
         return out
-
-    def _where_now(self) -> str:
-        """The instruction, CTA and thread the machine was executing (for a VM-bug message)."""
-        m = self._machine
-        if m is None:
-            return "launch set-up"
-        try:
-            from mmacts.ptxvm.machine import RUN
-
-            run = np.flatnonzero(m.status == RUN)
-            if not len(run):
-                return "the scheduler"
-            pc = int(m.pc[run].min())
-            act = run[m.pc[run] == pc]
-            return m.where(m.code[pc], act) if pc < len(m.code) else "the end of the kernel"
-        except Exception as exc:  # noqa: BLE001 -- the message must still be written
-            return f"an unknown point ({type(exc).__name__})"
 
     def _launch(self, entry_name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
                 args: Sequence[Any], shared_mem: int) -> tuple[int, int]:
@@ -182,7 +165,6 @@ class VmModule:
             ctas = order[start:start + per_chunk]
             m = Machine(self.module, entry, cfg, self.rt.gmem, params, offsets, list(ctas), self.profile,
                         self.trace, self.max_steps)
-            self._machine = m
             m.run()
             m.notify("kernel_end")
             steps += m.steps

@@ -88,7 +88,8 @@ def build(path: str, level: str) -> None:
     build_hopper(Path(path) / "hopper", level)
 
 
-def _git_sha() -> str:
+def git_sha() -> str:
+    """This checkout's commit ('unknown' outside git): what a stored record says it was made from."""
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
                               cwd=Path(__file__).resolve().parent).stdout.strip()
@@ -141,7 +142,7 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict | None = Non
     from mmacts.toolchain.locate import ptxas_version
 
     meta = {k: v for k, v in dev.items() if k not in ("corpus", "hopper")}
-    meta.update(ptxas_version=ptxas_version(), git_sha=_git_sha(), ptx_version="8.4", arch="sm_90a",
+    meta.update(ptxas_version=ptxas_version(), git_sha=git_sha(), ptx_version="8.4", arch="sm_90a",
                 corpus_kernels=len(cman["kernels"]), hopper_modules=len(hman["modules"]),
                 hopper_launches=sum(len(m["launches"]) for m in hman["modules"]), level=hman["level"])
     meta.update(extra_meta or {})
