@@ -1,10 +1,10 @@
 """Run a tensor-core fuzz build on a GPU: numpy + CuPy (+ ``mmacts.backends.cuda_runtime``) only.
 
-    PYTHONPATH=$PWD python3 mmacts/fuzz_tc/device_run.py BUILD OUT
+    PYTHONPATH=$PWD python3 mmacts/validation/fuzz_tc/device_run.py BUILD OUT
 
 Run as a script (not ``-m``) so nothing of ``mmacts.ptxvm`` or of the generator is imported on the GPU
 machine; the build carries cubins, so no ptxas is needed there. ``BUILD`` comes from
-``python -m mmacts.fuzz_tc build BUILD``. Every output buffer is filled with 0xFF bytes before its launch
+``python -m mmacts.validation.fuzz_tc build BUILD``. Every output buffer is filled with 0xFF bytes before its launch
 (what the VM's ``rt.empty`` does), so words a kernel leaves unwritten compare too. Each launch runs
 twice on fresh buffers: a record must not depend on timing. Writes ``OUT/out.npz`` (``<id>/<key>``) and
 ``OUT/device.json`` (status, kernel time, repeat check per launch; device and versions), rewritten as it

@@ -116,7 +116,7 @@ def hopper_level(record: Path) -> str:
 def regenerate_hopper_inputs(record: Path) -> dict[str, list[dict[str, Any]]]:
     """Today's driver code's launches for the record's level, by module name (what ``build`` records):
     ``{module: [{"entry", "grid", "block", "shared_mem", "args": [(kind, array)]}]}``."""
-    from mmacts.ptxvm.corpus.record import record_hopper
+    from mmacts.validation.corpus.record import record_hopper
 
     return {m["name"]: [{"entry": la["entry"], "grid": tuple(la["grid"]), "block": tuple(la["block"]),
                          "shared_mem": la["shared_mem"], "cases": m["cases"],

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmacts.fuzz_tc import build as B
-from mmacts.fuzz_tc import gen
-from mmacts.fuzz_tc import records as R
+from mmacts.validation.fuzz_tc import build as B
+from mmacts.validation.fuzz_tc import gen
+from mmacts.validation.fuzz_tc import records as R
 
 SAMPLE = gen.launches([11], 24)
 
@@ -202,13 +202,13 @@ def test_replay_catches_a_vm_with_another_numeric_model(dry_record: Path) -> Non
 
 
 def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
-    from mmacts.fuzz_tc.__main__ import main
+    from mmacts.validation.fuzz_tc.__main__ import main
 
     assert main(["store", str(tmp_path / "nope"), str(tmp_path), str(tmp_path / "d")]) == 2
     assert main(["vm", "--count", "0"]) == 2
     assert main(["replay", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(e.startswith("mmacts.fuzz_tc: ") for e in err)
+    assert len(err) == 3 and all(e.startswith("mmacts.validation.fuzz_tc: ") for e in err)
 
 
 def _wg_without_final_wait(commit: str) -> tuple[gen.Launch, str]:
@@ -242,7 +242,7 @@ KNOWN_VM_FINDINGS = ("mma-partial-warp", "wgmma-wait1-chained")
 def test_vm_refuses_every_deformed_launch() -> None:
     """Negative fuzz (``refuse.MUTATIONS``): each unmodelled form or undefined kernel is refused with a
     message naming the line, never computed, never a Python exception out of ``launch``."""
-    from mmacts.fuzz_tc import refuse
+    from mmacts.validation.fuzz_tc import refuse
 
     r = refuse.run_mutations([11], 16)
     assert set(r["table"]) == {m.name for m in refuse.MUTATIONS}, "a mutation never applied: widen the sample"

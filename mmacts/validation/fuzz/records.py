@@ -1,9 +1,9 @@
 """Read fuzz records (``validation/fuzz/<device>-<date>/``) and compare the VM with them, word by word.
 
 A record holds every kernel's PTX (``ptx.txt.xz``), the silicon's output words (``outputs.bin.xz``,
-slot bytes packed by :func:`mmacts.fuzz.record.pack`) and a manifest with each kernel's seed, slot
+slot bytes packed by :func:`mmacts.validation.fuzz.record.pack`) and a manifest with each kernel's seed, slot
 classes and the digests of the PTX and inputs the GPU saw. Inputs are regenerated from the seed
-(:func:`mmacts.fuzz.inputs.kernel_inputs`) and must match their digest; the PTX is the stored text,
+(:func:`mmacts.validation.fuzz.inputs.kernel_inputs`) and must match their digest; the PTX is the stored text,
 so replay does not depend on today's generator.
 """
 
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mmacts.fuzz.inputs import digest, kernel_inputs
-from mmacts.fuzz.record import _CLS_CODE, SLOT_BYTES, unpack
-from mmacts.fuzz.vm import VmRun, run_vm
-from mmacts.ptxvm.corpus.records import record_dirs as silicon_record_dirs
+from mmacts.validation.corpus.records import record_dirs as silicon_record_dirs
+from mmacts.validation.fuzz.inputs import digest, kernel_inputs
+from mmacts.validation.fuzz.record import _CLS_CODE, SLOT_BYTES, unpack
+from mmacts.validation.fuzz.vm import VmRun, run_vm
 
-FUZZ_ROOT = Path(__file__).resolve().parents[2] / "validation" / "fuzz"
+FUZZ_ROOT = Path(__file__).resolve().parents[3] / "validation" / "fuzz"
 _CLS = {code: cls for cls, code in _CLS_CODE.items()}
 
 
@@ -39,7 +39,8 @@ class FuzzRecord:
     record: str
     name: str
     kind: str
-    """``random`` (:mod:`mmacts.fuzz.generate`, by seed) or ``unit`` (:mod:`mmacts.fuzz.unit`, by index)."""
+    """``random`` (:mod:`mmacts.validation.fuzz.generate`, by seed) or ``unit``
+    (:mod:`mmacts.validation.fuzz.unit`, by index)."""
     number: int
     """The seed (random) or the unit index."""
     ptx: str
@@ -61,7 +62,7 @@ class FuzzRecord:
 
     def inputs(self) -> np.ndarray:
         if self.kind == "unit":
-            from mmacts.fuzz.unit import unit_kernels
+            from mmacts.validation.fuzz.unit import unit_kernels
 
             x = unit_kernels()[self.number].inputs()
         else:

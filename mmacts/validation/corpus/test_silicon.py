@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmacts.ptxvm.corpus import records as R
+from mmacts.validation.corpus import records as R
 
 RECORDS = R.record_dirs()
 CORPUS = [r for d in RECORDS for r in R.corpus_records(d)]

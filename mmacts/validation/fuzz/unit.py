@@ -20,9 +20,9 @@ from functools import cache
 
 import numpy as np
 
-from mmacts.fuzz.forms import Form, all_forms
-from mmacts.fuzz.generate import _DECL, _WIDTH, ARCH, PTX_VERSION
-from mmacts.fuzz.inputs import F16_EDGES, F32_EDGES, F64_EDGES, I32_EDGES, I64_EDGES
+from mmacts.validation.fuzz.forms import Form, all_forms
+from mmacts.validation.fuzz.generate import _DECL, _WIDTH, ARCH, PTX_VERSION
+from mmacts.validation.fuzz.inputs import F16_EDGES, F32_EDGES, F64_EDGES, I32_EDGES, I64_EDGES
 
 MAX_COMBOS = 1024
 BLOCK = 128

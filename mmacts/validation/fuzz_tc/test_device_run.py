@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmacts.fuzz_tc import build as B
-from mmacts.fuzz_tc import device_run
-from mmacts.fuzz_tc import records as R
+from mmacts.validation.fuzz_tc import build as B
+from mmacts.validation.fuzz_tc import device_run
+from mmacts.validation.fuzz_tc import records as R
 
 
 class _VmRuntime:

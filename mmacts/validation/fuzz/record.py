@@ -1,16 +1,16 @@
 """Record the fuzz corpus on a GPU and store it compactly (issue 22).
 
     # on a GPU host (CuPy, ptxas via MMACTS_TOOLCHAIN_DIR or the wheel):
-    python3 -m mmacts.fuzz.record device OUT --seeds 1-2400 [--unit] [--jobs 16]
+    python3 -m mmacts.validation.fuzz.record device OUT --seeds 1-2400 [--unit] [--jobs 16]
     # here, with OUT brought back:
-    python -m mmacts.fuzz.record store OUT validation/fuzz/<device>-<date>
+    python -m mmacts.validation.fuzz.record store OUT validation/fuzz/<device>-<date>
 
 ``device`` generates each seed's random kernel (and with ``--unit`` every unit kernel of
-:mod:`mmacts.fuzz.unit`; pure Python: the generators need no VM), assembles it for
+:mod:`mmacts.validation.fuzz.unit`; pure Python: the generators need no VM), assembles it for
 sm_90a, launches it twice on fresh 0xFF-filled buffers (the record must not depend on timing) and
 writes ``OUT/fuzz_out.npz`` (per kernel, the low bytes of each slot, the slot's width) and
 ``OUT/device.json``. ``store`` regenerates the kernels, checks their PTX against the digests the
-device saw, and writes the record folder :mod:`mmacts.fuzz.records` reads: ``meta.json``,
+device saw, and writes the record folder :mod:`mmacts.validation.fuzz.records` reads: ``meta.json``,
 ``manifest.json``, ``ptx.txt.xz`` (every kernel's PTX; replay never needs the generator) and
 ``outputs.bin.xz``.
 """
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mmacts.fuzz.generate import _WIDTH, kernel
-from mmacts.fuzz.inputs import digest
+from mmacts.validation.fuzz.generate import _WIDTH, kernel
+from mmacts.validation.fuzz.inputs import digest
 
 _CLS_CODE = {"h": "h", "r": "r", "rd": "d", "f": "f", "fd": "g", "p": "p"}
 """One letter per register class in a manifest's ``classes`` string."""
@@ -84,7 +84,7 @@ def ptx_digest(ptx: str) -> str:
 
 def all_kernels(seeds: list[int], unit: bool) -> list:
     """The random kernels of ``seeds``, then (``unit``) every unit kernel."""
-    from mmacts.fuzz.unit import unit_kernels
+    from mmacts.validation.fuzz.unit import unit_kernels
 
     return [kernel(s) for s in seeds] + (list(unit_kernels()) if unit else [])
 
@@ -180,7 +180,7 @@ def store(out_dir: str, dest: str, extra_meta: dict | None = None) -> None:
     d.mkdir(parents=True, exist_ok=True)
     entries, ptx_parts, blobs = [], [], []
     offset = 0
-    from mmacts.fuzz.unit import unit_kernels
+    from mmacts.validation.fuzz.unit import unit_kernels
 
     units = {k.name: k for k in unit_kernels()}
     for name, rec in dev["kernels"].items():
@@ -217,8 +217,8 @@ def store(out_dir: str, dest: str, extra_meta: dict | None = None) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """The GPU host's entry (``python3 -m mmacts.fuzz.record device OUT ...``); ``python -m mmacts.fuzz``
-    is the full command line."""
+    """The GPU host's entry (``python3 -m mmacts.validation.fuzz.record device OUT ...``);
+    ``python -m mmacts.validation.fuzz`` is the full command line."""
     if len(argv) >= 2 and argv[0] == "device":
         seeds = parse_seeds(argv[argv.index("--seeds") + 1]) if "--seeds" in argv else list(range(1, 2401))
         jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else 8

@@ -1,12 +1,12 @@
-"""``python -m mmacts.fuzz``: differential fuzzing of the PTX VM against silicon (issue 22).
+"""``python -m mmacts.validation.fuzz``: differential fuzzing of the PTX VM against silicon (issue 22).
 
-    python -m mmacts.fuzz replay [--record DIR] [--only NAME,...] [--kind random|unit] [-v]
-    python -m mmacts.fuzz crash [--seeds 100000-100499]     # CPU only: fresh kernels, the VM must never crash
-    python -m mmacts.fuzz show NAME [--record DIR]          # a recorded kernel: PTX, first differing slot, operands
-    python3 -m mmacts.fuzz device OUT --seeds 1-2400 [--unit] [--jobs N]     # on a GPU host
-    python -m mmacts.fuzz store OUT DEST                    # here: a device run -> validation/fuzz/<device>-<date>
+    python -m mmacts.validation.fuzz replay [--record DIR] [--only NAME,...] [--kind random|unit] [-v]
+    python -m mmacts.validation.fuzz crash [--seeds 100000-100499]   # CPU only: fresh kernels, the VM must never crash
+    python -m mmacts.validation.fuzz show NAME [--record DIR]        # a recorded kernel: first differing slot, operands
+    python3 -m mmacts.validation.fuzz device OUT --seeds 1-2400 [--unit] [--jobs N]     # on a GPU host
+    python -m mmacts.validation.fuzz store OUT DEST                  # here: a device run -> validation/fuzz/DEST
 
-``replay`` exits 1 when a kernel differs that ``mmacts.fuzz.known`` does not explain; ``crash`` exits 1
+``replay`` exits 1 when a kernel differs that ``mmacts.validation.fuzz.known`` does not explain; ``crash`` exits 1
 when a generated program makes the VM fail with anything but a named refusal. Bad input: one line, exit 2.
 """
 
@@ -17,16 +17,16 @@ import sys
 import time
 from pathlib import Path
 
-from mmacts.fuzz import record as rec_mod
+from mmacts.validation.fuzz import record as rec_mod
 
 
 def _die(msg: str) -> None:
-    print(f"mmacts.fuzz: {msg}", file=sys.stderr)
+    print(f"mmacts.validation.fuzz: {msg}", file=sys.stderr)
     raise SystemExit(2)
 
 
 def _records(path: str | None) -> list:
-    from mmacts.fuzz import records as R
+    from mmacts.validation.fuzz import records as R
 
     dirs = [Path(path)] if path else R.record_dirs()
     if path and not (Path(path) / "meta.json").is_file():
@@ -37,9 +37,9 @@ def _records(path: str | None) -> list:
 
 
 def cmd_replay(a: argparse.Namespace) -> int:
-    from mmacts.fuzz import records as R
-    from mmacts.fuzz.known import KNOWN
-    from mmacts.fuzz.vm import run_vm
+    from mmacts.validation.fuzz import records as R
+    from mmacts.validation.fuzz.known import KNOWN
+    from mmacts.validation.fuzz.vm import run_vm
 
     kernels = _records(a.record)
     if a.kind:
@@ -69,14 +69,14 @@ def cmd_replay(a: argparse.Namespace) -> int:
             print(f"... {i}/{len(kernels)} kernels, {counts}", file=sys.stderr, flush=True)
     wall = time.perf_counter() - t0
     print(f"{len(kernels)} kernels: {counts['match']} bit-identical, {counts['refused']} refused by name, "
-          f"{counts['known']} known deviations (mmacts.fuzz.known), {counts['differ']} differ; "
+          f"{counts['known']} known deviations (mmacts.validation.fuzz.known), {counts['differ']} differ; "
           f"{wall:.1f} s, {len(kernels) / wall:.0f} kernels/s, {ti / wall / 1e6:.2f} M thread-instructions/s")
     return 1 if counts["differ"] else 0
 
 
 def cmd_crash(a: argparse.Namespace) -> int:
-    from mmacts.fuzz.generate import kernel
-    from mmacts.fuzz.vm import run_vm
+    from mmacts.validation.fuzz.generate import kernel
+    from mmacts.validation.fuzz.vm import run_vm
 
     try:
         seeds = rec_mod.parse_seeds(a.seeds)
@@ -100,8 +100,8 @@ def cmd_crash(a: argparse.Namespace) -> int:
 def cmd_show(a: argparse.Namespace) -> int:
     import numpy as np
 
-    from mmacts.fuzz import records as R
-    from mmacts.fuzz.vm import run_vm
+    from mmacts.validation.fuzz import records as R
+    from mmacts.validation.fuzz.vm import run_vm
 
     k = next((x for x in _records(a.record) if x.name == a.name), None)
     if k is None:
@@ -119,7 +119,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mmacts.fuzz", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mmacts.validation.fuzz", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("replay", help="run the recorded kernels on the VM and compare")
     r.add_argument("--record")

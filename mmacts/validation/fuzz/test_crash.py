@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from mmacts.fuzz.__main__ import main
-from mmacts.fuzz.generate import kernel
-from mmacts.fuzz.vm import run_vm
+from mmacts.validation.fuzz.__main__ import main
+from mmacts.validation.fuzz.generate import kernel
+from mmacts.validation.fuzz.vm import run_vm
 
 FRESH = range(100_000, 100_150)
 """Seeds no record uses (the records use 1-2400): programs the project has never run on silicon."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mmacts.fuzz.generate import THREADS
+from mmacts.validation.fuzz.generate import THREADS
 
 
 @dataclass

@@ -4,15 +4,15 @@ element must equal what the GPU wrote, bit for bit (buffers start as 0xFF bytes 
 names the launch, the case (warp / warpgroup), the element D(row, col), both values in hex and the
 instruction form of every K-step. Skips when no record folder exists yet.
 
-Re-record: ``python -m mmacts.fuzz_tc build``, ``mmacts/fuzz_tc/device_run.py`` on an H100,
-``python -m mmacts.fuzz_tc store`` (README, "Differential fuzzing of the tensor-core paths").
+Re-record: ``python -m mmacts.validation.fuzz_tc build``, ``mmacts/validation/fuzz_tc/device_run.py`` on an H100,
+``python -m mmacts.validation.fuzz_tc store`` (README, "Differential fuzzing of the tensor-core paths").
 """
 
 from __future__ import annotations
 
 import pytest
 
-from mmacts.fuzz_tc import records as R
+from mmacts.validation.fuzz_tc import records as R
 
 RECORDS = R.record_dirs()
 LAUNCHES = [la for d in RECORDS for la in R.recorded_launches(d)]

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from mmacts.ptxvm.corpus import records as R
-from mmacts.ptxvm.corpus.kernels import by_name, corpus
+from mmacts.validation.corpus import records as R
+from mmacts.validation.corpus.kernels import by_name, corpus
 
 RECORDS = R.record_dirs()
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.ptxvm.corpus.records import record_dirs as silicon_record_dirs
+from mmacts.validation.corpus.records import record_dirs as silicon_record_dirs
 
-FUZZ_ROOT = Path(__file__).resolve().parents[2] / "validation" / "fuzz-tc"
+FUZZ_ROOT = Path(__file__).resolve().parents[3] / "validation" / "fuzz-tc"
 
 
 def record_dirs(root: Path = FUZZ_ROOT) -> list[Path]:
@@ -44,7 +44,7 @@ class Recorded:
     shared_mem: int
     layout: dict[str, Any]
     args: tuple[tuple[str, str, Any], ...]
-    """``(kind, key, value)`` as in :class:`mmacts.fuzz_tc.gen.Launch`."""
+    """``(kind, key, value)`` as in :class:`mmacts.validation.fuzz_tc.gen.Launch`."""
     silicon: dict[str, np.ndarray]
 
     @property

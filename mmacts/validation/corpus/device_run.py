@@ -1,9 +1,9 @@
 """Run a silicon-record build on a GPU: numpy + CuPy (+ ``mmacts.backends.cuda_runtime``) only.
 
-    PYTHONPATH=$PWD python3 mmacts/ptxvm/corpus/device_run.py BUILD OUT
+    PYTHONPATH=$PWD python3 mmacts/validation/corpus/device_run.py BUILD OUT
 
 Run as a script (not ``-m``) so nothing of ``mmacts.ptxvm`` is imported on the GPU machine. ``BUILD``
-comes from ``python -m mmacts.ptxvm.corpus.record build BUILD``. Every output buffer is allocated
+comes from ``python -m mmacts.validation.corpus.record build BUILD``. Every output buffer is allocated
 and filled with 0xFF bytes before its launch (what the VM's ``rt.empty`` does), so words a kernel
 leaves unwritten compare equal too. Writes ``OUT/corpus_out.npz``, ``OUT/hopper_out.npz`` and
 ``OUT/device.json`` (statuses, kernel times, device, versions).

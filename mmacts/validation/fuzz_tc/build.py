@@ -1,12 +1,12 @@
 """Build a tensor-core fuzz corpus for a GPU, store what the GPU answered, run the corpus on the VM.
 
-    python -m mmacts.fuzz_tc build BUILD [--seeds 1 2 3] [--count 70]   # here: PTX, cubins, inputs
-    bash mmacts/fuzz_tc/device.sh BUILD OUT                               # on the GPU (device_run.py, resumed)
-    python -m mmacts.fuzz_tc store BUILD OUT DEST                         # here: validation/fuzz-tc/DEST
-    python -m mmacts.fuzz_tc vm [--seeds ...] [--count N]                 # CPU fuzz: the VM must not crash
-    python -m mmacts.fuzz_tc vm --refusals [--seeds ...] [--count N]      # CPU: deformed launches must be refused
-    python -m mmacts.fuzz_tc replay [RECORD]                              # VM vs a stored record, summary
-    python -m mmacts.fuzz_tc dry-run BUILD OUT                            # device_run with the VM as device
+    python -m mmacts.validation.fuzz_tc build BUILD [--seeds 1 2 3] [--count 70]  # here: PTX, cubins, inputs
+    bash mmacts/validation/fuzz_tc/device.sh BUILD OUT                 # on the GPU (device_run.py, resumed)
+    python -m mmacts.validation.fuzz_tc store BUILD OUT DEST           # here: validation/fuzz-tc/DEST
+    python -m mmacts.validation.fuzz_tc vm [--seeds ...] [--count N]   # CPU fuzz: the VM must not crash
+    python -m mmacts.validation.fuzz_tc vm --refusals [--seeds ...] [--count N]   # CPU: deformed launches refused
+    python -m mmacts.validation.fuzz_tc replay [RECORD]                # VM vs a stored record, summary
+    python -m mmacts.validation.fuzz_tc dry-run BUILD OUT              # device_run with the VM as device
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.fuzz_tc import gen
-from mmacts.ptxvm.corpus.record import git_sha
+from mmacts.validation.corpus.record import git_sha
+from mmacts.validation.fuzz_tc import gen
 
 DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_COUNT = 70
@@ -63,7 +63,7 @@ def build(path: str, seeds: list[int], count: int) -> dict[str, Any]:
 
 
 def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict[str, Any] | None = None) -> Path:
-    """Write the commit-ready record folder ``dest`` (see :mod:`mmacts.fuzz_tc.records`) from a build and
+    """Write the commit-ready record folder ``dest`` (see :mod:`mmacts.validation.fuzz_tc.records`) from a build and
     the GPU's ``OUT``. Launches that did not end ``ok`` on the GPU keep their status and message in the
     manifest (and no outputs)."""
     b, o, d = Path(build_dir), Path(out_dir), Path(dest)
@@ -107,7 +107,7 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict[str, Any] | 
 def vm_fuzz(seeds: list[int], count: int, verbose: bool = False) -> dict[str, Any]:
     """Run generated launches on the VM (no GPU): count outcomes; a Python exception out of ``launch`` is a
     ``crash`` (a VM bug, issue 22 item 4), named with the launch and the exception."""
-    from mmacts.fuzz_tc.records import run_on_vm
+    from mmacts.validation.fuzz_tc.records import run_on_vm
 
     counts: Counter[str] = Counter()
     notes: list[str] = []
@@ -138,7 +138,7 @@ def replay_summary(record: Path, groups: Counter[str] | None = None,
                    failing: Counter[str] | None = None) -> tuple[int, list[str]]:
     """Run every launch of a record on the VM; ``(launches, failure messages)``. ``groups``/``failing``
     (when given) count launches and failing launches by :func:`group_of`."""
-    from mmacts.fuzz_tc import records as R
+    from mmacts.validation.fuzz_tc import records as R
 
     fails = []
     recs = R.recorded_launches(record)
@@ -160,7 +160,7 @@ def replay_summary(record: Path, groups: Counter[str] | None = None,
 def vm_device_run(build_dir: str, out_dir: str) -> dict[str, Any]:
     """``device_run.py`` with the VM standing in for the GPU (same ``OUT`` files, device named as the VM):
     a dry run of the build -> store -> replay chain on a machine without a GPU. Never a silicon record."""
-    from mmacts.fuzz_tc.records import run_on_vm
+    from mmacts.validation.fuzz_tc.records import run_on_vm
 
     b, o = Path(build_dir), Path(out_dir)
     o.mkdir(parents=True, exist_ok=True)

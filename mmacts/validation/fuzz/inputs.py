@@ -6,7 +6,7 @@ MIN/MAX). Each input slot draws, per thread, a class, then a value of that class
 register reinterprets the bits (a ``.f32`` register loading an integer-class slot sees a subnormal or
 a NaN: also useful).
 
-The layout (``N_IN`` u64 slots a thread) is part of the frame :mod:`mmacts.fuzz.generate` emits;
+The layout (``N_IN`` u64 slots a thread) is part of the frame :mod:`mmacts.validation.fuzz.generate` emits;
 :func:`kernel_inputs` is a pure function of the seed, so a record stores the seed and a digest, not
 the bytes.
 """

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from mmacts.fuzz import forms as F
-from mmacts.fuzz.generate import catalog_kernel, kernel
-from mmacts.fuzz.inputs import kernel_inputs
-from mmacts.fuzz.unit import unit_kernels
+from mmacts.validation.fuzz import forms as F
+from mmacts.validation.fuzz.generate import catalog_kernel, kernel
+from mmacts.validation.fuzz.inputs import kernel_inputs
+from mmacts.validation.fuzz.unit import unit_kernels
 
 
 def _digest(seed: int) -> str:
@@ -21,7 +21,7 @@ def _digest(seed: int) -> str:
 
 def test_same_seed_same_kernel_in_another_process() -> None:
     """Records store PTX, but a seed must name one kernel on any machine (no hash-order draws)."""
-    code = "from mmacts.fuzz.generate import kernel; import hashlib; " \
+    code = "from mmacts.validation.fuzz.generate import kernel; import hashlib; " \
            "print(hashlib.sha256(kernel(7).ptx.encode()).hexdigest()[:12])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin",

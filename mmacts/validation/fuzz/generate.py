@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mmacts.fuzz.forms import FAMILIES, Form, all_forms
-from mmacts.fuzz.inputs import N_IN, kernel_inputs
+from mmacts.validation.fuzz.forms import FAMILIES, Form, all_forms
+from mmacts.validation.fuzz.inputs import N_IN, kernel_inputs
 
 PTX_VERSION = "8.4"
 ARCH = "sm_90a"
 THREADS = 32
 POOL = {"h": 4, "r": 8, "rd": 6, "f": 6, "fd": 2, "p": 8}
-"""Registers per class, loaded from the input slots (see :data:`mmacts.fuzz.inputs.SLOT_KIND`)."""
+"""Registers per class, loaded from the input slots (see :data:`mmacts.validation.fuzz.inputs.SLOT_KIND`)."""
 _DECL = {"h": ".b16", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64", "p": ".pred"}
 _WIDTH = {"h": 16, "r": 32, "rd": 64, "f": 32, "fd": 64, "p": 32}
 

@@ -1,13 +1,13 @@
 """Make and store silicon records (issue 12: differential validation of the PTX VM against silicon).
 
-    python -m mmacts.ptxvm.corpus.record build BUILD [--level full]       # here: PTX, cubins, inputs
-    PYTHONPATH=$PWD python3 mmacts/ptxvm/corpus/device_run.py BUILD OUT    # on the GPU
-    python -m mmacts.ptxvm.corpus.record store BUILD OUT DEST              # here: validation/silicon/DEST
+    python -m mmacts.validation.corpus.record build BUILD [--level full]       # here: PTX, cubins, inputs
+    PYTHONPATH=$PWD python3 mmacts/validation/corpus/device_run.py BUILD OUT    # on the GPU
+    python -m mmacts.validation.corpus.record store BUILD OUT DEST              # here: validation/silicon/DEST
 
 ``build`` writes ``BUILD/corpus`` (one cubin per corpus kernel, ``inputs.npz``, ``manifest.json``) and
 ``BUILD/hopper`` (the hopper_validation launches as ``suites.hopper_validation.bundle build`` records
 them through the driver's real ``run_cuda``, plus each module's PTX). ``store`` joins the build with
-what the GPU returned into a small, commit-ready folder that :mod:`mmacts.ptxvm.corpus.records` reads.
+what the GPU returned into a small, commit-ready folder that :mod:`mmacts.validation.corpus.records` reads.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mmacts.ptxvm.corpus.kernels import corpus
+from mmacts.validation.corpus.kernels import corpus
 
 
 def build_corpus(path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``python -m mmacts.fuzz_tc build|store|vm|replay`` (see :mod:`mmacts.fuzz_tc.build`)."""
+"""``python -m mmacts.validation.fuzz_tc build|store|vm|replay`` (see :mod:`mmacts.validation.fuzz_tc.build`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import os
 import sys
 from pathlib import Path
 
-from mmacts.fuzz_tc import build as B
+from mmacts.validation.fuzz_tc import build as B
 
 
 def _bad(msg: str) -> int:
-    print(f"mmacts.fuzz_tc: {msg}", file=sys.stderr)
+    print(f"mmacts.validation.fuzz_tc: {msg}", file=sys.stderr)
     return 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mmacts.fuzz_tc", description=B.__doc__,
+    p = argparse.ArgumentParser(prog="python -m mmacts.validation.fuzz_tc", description=B.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     pb = sub.add_parser("build", help="PTX, cubins, inputs and a manifest for device_run.py")
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--count", type=int, default=B.DEFAULT_COUNT, help="launches per seed")
         if q is not pb:
             q.add_argument("--refusals", action="store_true",
-                           help="deform each launch into a form the VM must refuse (mmacts.fuzz_tc.refuse)")
+                           help="deform each launch into a form the VM must refuse (mmacts.validation.fuzz_tc.refuse)")
     ps = sub.add_parser("store", help="write a commit-ready record from a build and the GPU's outputs")
     ps.add_argument("build_dir")
     ps.add_argument("out_dir")
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         B.build(a.build_dir, a.seeds, a.count)
         return 0
     if a.cmd == "vm" and a.refusals:
-        from mmacts.fuzz_tc import refuse
+        from mmacts.validation.fuzz_tc import refuse
 
         r = refuse.run_mutations(a.seeds, a.count)
         for f in r["findings"]:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         dev = B.vm_device_run(a.build_dir, a.out_dir)
         print(f"dry run: {len(dev['launches'])} launches on the VM -> {a.out_dir}")
         return 0
-    from mmacts.fuzz_tc import records as R
+    from mmacts.validation.fuzz_tc import records as R
 
     recs = [Path(a.record)] if a.record else R.record_dirs()
     if not recs or not all((r / "meta.json").is_file() for r in recs):

@@ -5,7 +5,7 @@ form whose exact answer is not known) is counted, not matched; anything else is 
 kernel, thread, statement and both values in hex. Known silicon/toolchain deviations: ``known.KNOWN``.
 
 Re-record: ``bash validation/fuzz/run-on-gpu.sh OUT 1-2400 --unit`` on a GPU host, then
-``python -m mmacts.fuzz store OUT/fz validation/fuzz/<device>-<date>`` (README, "Differential fuzzing").
+``python -m mmacts.validation.fuzz store OUT/fz validation/fuzz/<device>-<date>`` (README, "Differential fuzzing").
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmacts.fuzz import records as R
-from mmacts.fuzz.known import KNOWN
+from mmacts.validation.fuzz import records as R
+from mmacts.validation.fuzz.known import KNOWN
 
 RECORDS = R.record_dirs()
 KERNELS = [k for d in RECORDS for k in R.fuzz_records(d)]
