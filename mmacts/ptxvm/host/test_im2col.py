@@ -222,3 +222,15 @@ def test_map_layout_and_c_library_agree() -> None:
     r, raw = c_im2col(lib, 6, 5, 0x200, [32, 6, 5, 4, 2], [64, 384, 1920, 7680], [-1, -2, 0], [1, 0, -3], 32, 100,
                       [1] * 5, 0, 2, 0, 1)
     assert r == 0 and raw == m.tobytes()
+
+
+def test_kernel_author_api() -> None:
+    """``vm.tensormap_im2col``: corners in the array's D/H/W order, the same map as the driver-style call."""
+    a = np.random.default_rng(6).integers(0, 1000, size=(2, 5, 6, 16)).astype(np.uint16)
+    g = vm.asarray(a)
+    tm = vm.tensormap_im2col(g, (-2, -1), (-1, 0), 16, 40, swizzle="32B")
+    want = encode_im2col("UINT16", 4, g.base, [16, 6, 5, 2], [32, 192, 960], [-1, -2], [0, -1], 16, 40,
+                         swizzle="32B")
+    assert tm.get().tobytes() == want.tobytes()
+    v = vm.tensormap_im2col(g, (-2, -1), (-1, 0), 16, 40, swizzle="32B", by_value=True)
+    assert isinstance(v, np.void) and v.tobytes() == want.tobytes()
