@@ -294,23 +294,7 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
     coords = list(coords)
     if any(b < 1 or b > 256 for b in box):
         raise VmError(f"{ins.opcode}: tensor map box {box} out of range [1, 256]")
-    pad = 0
-    if tm.elemtype in SUB_BYTE:  # 16 packed elements per chunk; the inner dimension counts elements
-        es, pad = SUB_BYTE[tm.elemtype]
-        if box[0] % 16 or coords[0] % 16:
-            raise VmError(f"{ins.opcode}: packed sub-byte tensor map needs an inner box and coordinate that are "
-                          f"multiples of 16 elements (box {box[0]}, coordinate {coords[0]})")
-        box[0], coords[0], dims_in[0] = box[0] // 16, coords[0] // 16, (dims_in[0] + 15) // 16
-    else:
-        es = ELEM_BYTES.get(tm.elemtype)
-        if es is None:
-            raise VmUnsupported(f"{ins.opcode}: tensor map element type {tm.elemtype} is not implemented")
-    span = SWIZZLE_SPAN.get(tm.swizzle)
-    if span is None:
-        raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
-    if span and box[0] * (es + pad) > span:
-        raise VmError(f"{ins.opcode}: inner box of {box[0] * (es + pad)} bytes exceeds the {span}-byte swizzle "
-                      f"span")
+    box[0], coords[0], dims_in[0], es, pad = _inner(tm, box[0], coords[0], dims_in[0], ins)
     # element index grids, innermost last for numpy (reversed dims)
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
                                                                           strict=True)], indexing="ij")
@@ -322,6 +306,29 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
         inb &= (idx[k] >= 0) & (idx[k] < dims[k])
         off += np.clip(idx[k], 0, max(dims[k] - 1, 0)) * strides[k]
     return _gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad)
+
+
+def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, int, int, int, int]:
+    """The innermost dimension (``n`` elements of the box, or channels, from ``c0`` of ``dim0``) in copy units:
+    packed sub-byte types count chunks of 16 elements (``es`` data bytes, then ``pad``). Checks the swizzle span.
+    Returns (n, c0, dim0, es, pad) in those units."""
+    pad = 0
+    if tm.elemtype in SUB_BYTE:  # 16 packed elements per chunk; the inner dimension counts elements
+        es, pad = SUB_BYTE[tm.elemtype]
+        if n % 16 or c0 % 16:
+            raise VmError(f"{ins.opcode}: packed sub-byte tensor map needs an inner box and coordinate that are "
+                          f"multiples of 16 elements (box {n}, coordinate {c0})")
+        n, c0, dim0 = n // 16, c0 // 16, (dim0 + 15) // 16
+    else:
+        es = ELEM_BYTES.get(tm.elemtype)
+        if es is None:
+            raise VmUnsupported(f"{ins.opcode}: tensor map element type {tm.elemtype} is not implemented")
+    span = SWIZZLE_SPAN.get(tm.swizzle)
+    if span is None:
+        raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
+    if span and n * (es + pad) > span:
+        raise VmError(f"{ins.opcode}: inner box of {n * (es + pad)} bytes exceeds the {span}-byte swizzle span")
+    return n, c0, dim0, es, pad
 
 
 def _gather(m: Machine, tm: TensorMap, flat_off: np.ndarray, good: np.ndarray, es: int,
@@ -383,22 +390,7 @@ def _im2col_box(m: Machine, tm: TensorMap, coords: list[int], offsets: list[int]
     if tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[1:r]):
         raise VmUnsupported(f"{ins.opcode}: im2col with interleave, swizzle atomicity or traversal strides other "
                             f"than 1 is not implemented")
-    ch, c0, dim_c, pad = tm.channels, coords[0], tm.dims[0], 0
-    if tm.elemtype in SUB_BYTE:  # 16 packed channels per chunk
-        es, pad = SUB_BYTE[tm.elemtype]
-        if ch % 16 or c0 % 16:
-            raise VmError(f"{ins.opcode}: packed im2col needs channels and a channel coordinate that are "
-                          f"multiples of 16 (channels {ch}, coordinate {c0})")
-        ch, c0, dim_c = ch // 16, c0 // 16, (dim_c + 15) // 16
-    else:
-        es = ELEM_BYTES.get(tm.elemtype)
-        if es is None:
-            raise VmUnsupported(f"{ins.opcode}: tensor map element type {tm.elemtype} is not implemented")
-    span = SWIZZLE_SPAN.get(tm.swizzle)
-    if span is None:
-        raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
-    if span and ch * (es + pad) > span:
-        raise VmError(f"{ins.opcode}: {ch * (es + pad)} bytes of channels exceed the {span}-byte swizzle span")
+    ch, c0, dim_c, es, pad = _inner(tm, tm.channels, coords[0], tm.dims[0], ins)
     rows = _im2col_pixels(tm, coords[1:r - 1], coords[r - 1], ins)
     at = rows.copy()
     at[:, :r - 2] += np.array(offsets, dtype=np.int64)

@@ -16,61 +16,8 @@ import pytest
 from mmacts.ptxvm import api as vm
 from mmacts.ptxvm import ops_bulk
 from mmacts.ptxvm.host import TensorMapError, encode_im2col, libvmcuda
+from mmacts.ptxvm.host.test_tensormap import _kernel
 from mmacts.ptxvm.ops_bulk import TensorMap
-
-
-def _kernel(rank: int) -> str:
-    coords = ", ".join(f"%r{10 + i}" for i in range(rank))
-    offs = ", ".join(f"%rs{i + 1}" for i in range(rank - 2))
-    loads = "\n".join(f"  ld.param.s32 %r{10 + i}, [c{i}];" for i in range(rank))
-    loads += "\n" + "\n".join(f"  ld.param.u16 %rs{i + 1}, [o{i}];" for i in range(rank - 2))
-    params = "".join(f", .param .s32 c{i}" for i in range(rank)) + "".join(f", .param .u16 o{i}"
-                                                                           for i in range(rank - 2))
-    return f""".version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 1024 .b8 smem[];
-.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes, .param .u32 ncopy{params})
-{{
-  .reg .b32 %r<20>;
-  .reg .b16 %rs<4>;
-  .reg .b64 %rd<8>;
-  .reg .pred %p<4>;
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [tmap];
-  ld.param.u64 %rd2, [out];
-  ld.param.u32 %r1, [nbytes];
-  ld.param.u32 %r7, [ncopy];
-{loads}
-  mov.u32 %r2, smem;
-  mov.u32 %r3, bar;
-  mov.u32 %r8, %tid.x;
-  setp.ne.u32 %p0, %r8, 0;
-  @%p0 bra S;
-  mbarrier.init.shared::cta.b64 [%r3], 1;
-  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r3], %r1;
-  cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
-      [%r2], [%rd1, {{{coords}}}], [%r3], {{{offs}}};
-S:
-  bar.sync 0;
-W:
-  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
-  @!%p1 bra W;
-  shl.b32 %r4, %r8, 2;
-L:
-  setp.ge.u32 %p2, %r4, %r7;
-  @%p2 bra E;
-  add.u32 %r5, %r2, %r4;
-  ld.shared.u32 %r6, [%r5];
-  cvt.u64.u32 %rd4, %r4;
-  add.u64 %rd5, %rd2, %rd4;
-  st.global.u32 [%rd5], %r6;
-  add.u32 %r4, %r4, 1024;
-  bra L;
-E:
-  ret;
-}}
-"""
 
 
 def reference(a: np.ndarray, lower: list[int], upper: list[int], c0: int, base: list[int], n0: int,
@@ -107,7 +54,7 @@ def _load(a: np.ndarray, name: str, lower: list[int], upper: list[int], c0: int,
     nbytes = ppc * cpp * a.itemsize
     foot = -(-nbytes // 1024) * 1024
     out = vm.zeros(foot, np.uint8)
-    k = vm.RawModule(code=_kernel(a.ndim)).get_function("tma")
+    k = vm.RawModule(code=_kernel(a.ndim, im2col=True)).get_function("tma")
     k(1, 256, (vm.asarray(m), out, nbytes, foot, c0, *base, n0, *offsets), shared_mem=foot)
     raw = out.get()
     s = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3}[swizzle]
