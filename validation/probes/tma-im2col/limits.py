@@ -1,7 +1,8 @@
 """Part 3 of the tma-im2col probe: pin the driver's rules that ``cuda.h`` does not state by scanning and bisecting
 the real ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` (one call each: microseconds, no GPU work).
 
-What each answer decides (ambiguity register AMB-TMAP-*; the encoders in ``mmacts/ptxvm/host`` hold the values):
+What each answer decides (ambiguity register entries AMB-TMAP-BOX-BYTES, AMB-TMAP-GLOBALDIM,
+AMB-TMAP-INTERLEAVE32-SWIZZLE, AMB-TMAP-IM2COL-ROWS; the encoders in ``mmacts/ptxvm/host`` hold the values):
 - ``box_bytes``: largest accepted box in bytes (tiled: FLOAT32 and UINT8 boxes; im2col: channels x pixels), the
   smallest refused, and whether the answers are monotone; ``estride``: whether ceil or floor of boxDim /
   elementStrides counts, and whether elementStrides[0] counts (tiled) / does not (im2col);
