@@ -36,10 +36,12 @@ SPEC_FILES: tuple[str, ...] = (
     "peers-and-users.md",
     "OCP-MX-v1.0",
     "PTX-ISA-9.7-scalar",
+    "CUDA-13-cuda.h",
 )
 """Where a question may be anchored: the five PTX text files, or (for questions the
 spec never states) the reference notes / the OCP MX spec that raise them, or the PTX ISA's scalar
-chapters (9.7.1-9.7.9, not among the shared spec files) for what the VM's differential fuzzing found."""
+chapters (9.7.1-9.7.9, not among the shared spec files) for what the VM's differential fuzzing found, or the CUDA 13
+driver API header (``cuda.h`` of the nvidia-cuda wheel) for the host encoders' tensor-map rules."""
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

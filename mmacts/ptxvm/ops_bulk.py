@@ -127,6 +127,7 @@ class TensorMap:
         tm = cls(f("global_address")[0], f("rank")[0] + 1, f("elemtype")[0], f("box_dim"), f("element_stride"),
                  f("global_dim"), f("global_stride"), f("interleave_layout")[0], f("swizzle_mode")[0],
                  f("swizzle_atomicity")[0], f("fill_mode")[0], f("mode", IM2COL_FIELDS)[0])
+        tm.dims = [d or 2**32 if i < tm.rank else d for i, d in enumerate(tm.dims)]  # the encoders write 2^32 as 0
         if tm.mode == 1:
             tm.channels, tm.pixels = f("channels_per_pixel", IM2COL_FIELDS)[0], f("pixels_per_column", IM2COL_FIELDS)[0]
             tm.lower, tm.upper = f("lower_corner", IM2COL_FIELDS), f("upper_corner", IM2COL_FIELDS)

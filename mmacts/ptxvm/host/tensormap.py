@@ -1,6 +1,9 @@
 """``cuTensorMapEncodeTiled`` and ``cuTensorMapEncodeIm2col`` for the VM: the driver's parameters, validation rules
-(those the CUDA 13 ``cuda.h`` documents) and error result, producing the 128-byte tensor map that the VM's
-``cp.async.bulk.tensor`` reads.
+and error result, producing the 128-byte tensor map that the VM's ``cp.async.bulk.tensor`` reads. The rules are
+those the CUDA 13 ``cuda.h`` documents, corrected where the real driver (580.159.04, H100; the probe
+``validation/probes/tma-im2col``) disagrees: a box-size limit, the globalDim bounds, no interleave-32B swizzle rule,
+16-byte channel rows in im2col (:data:`BOX_BYTES_MAX`, :data:`GLOBAL_DIM_MAX`, ``_Common``); the sm_100-only swizzles
+and packed types are accepted, as on the device the VM emulates (:func:`refused_before_sm100`).
 
 Why a table of our own: the driver's binary layout is unpublished, so the VM keeps the fields that PTX's
 ``tensormap.replace`` (9.7.9.28) names at offsets of its own. This module writes those fields from the PTX ISA's
@@ -72,6 +75,20 @@ SWIZZLE = {"NONE": (0, 0, 0, 0), "32B": (1, 1, 0, 32), "64B": (2, 2, 0, 64), "12
            "128B_ATOM_32B": (4, 3, 1, 128), "128B_ATOM_32B_FLIP_8B": (5, 3, 2, 128), "128B_ATOM_64B": (6, 3, 3, 128)}
 L2_PROMOTION = {"NONE": 0, "L2_64B": 1, "L2_128B": 2, "L2_256B": 3}
 OOB_FILL = {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1}  # driver enum == PTX fill_mode value
+BOX_BYTES_MAX = 240 * 1024
+"""Most bytes one box may move (tiled: ceil(boxDim[i] / elementStrides[i]) elements in every dimension, dimension 0
+included; im2col: channelsPerPixel x pixelsPerColumn, elementStrides[0] not applied). Not in ``cuda.h``: the real
+driver (580.159.04 on an H100) accepted 235,520 bytes and refused 256,480 (tiled), accepted 131,072 and refused
+262,144 (im2col); 240 KiB lies in both gaps (ambiguity register AMB-TMAP-BOX-BYTES; the probe bisects it)."""
+GLOBAL_DIM_MAX = {"tiled": 2**32, "im2col": 2**31}
+"""Largest globalDim. ``cuda.h`` (CUDA 13) says 2^31 for both; the driver accepted 2^31 + 1 in a tiled map (CUDA 12's
+``cuda.h`` said 2^32) and refused it in an im2col map (AMB-TMAP-GLOBALDIM). A map stores each dimension in 32 bits,
+so 2^32 is written as 0, which no valid dimension is (the VM reads 0 back as 2^32)."""
+SM100_ONLY_SWIZZLES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
+SM100_ONLY_TYPES = ("16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B")
+"""What the driver refuses on an sm_90 device (H100: every such call, 355 of the probe's calls) though ``cuda.h``
+lists it without a device condition. This module models the sm_100a device the VM emulates, so it accepts them;
+:func:`refused_before_sm100` says which calls an older device refuses (AMB-TMAP-SM90-FEATURES)."""
 CORNER_RANGE = {3: (-32768, 32767), 4: (-128, 127), 5: (-16, 15)}
 """cuTensorMapEncodeIm2col: tensor rank -> range of each of its rank - 2 pixel-box corner offsets."""
 RESULT = {"CUDA_SUCCESS": 0, "CUDA_ERROR_INVALID_VALUE": 1}
@@ -99,12 +116,32 @@ def _enum(table: dict, value: str | int, what: str, prefix: str) -> str:
     raise TensorMapError(f"{what} {value} is not a valid enum value")
 
 
+def refused_before_sm100(data_type: str | int, swizzle: str | int) -> str | None:
+    """Why the driver refuses these arguments on a device below compute capability 10.0 (an sm_100-only swizzle or
+    packed data type), or None; invalid enum values are the encoders' business (None here)."""
+    try:
+        dt = _enum(DATA_TYPES, data_type, "tensorDataType", "CU_TENSOR_MAP_DATA_TYPE_")
+        sw = _enum(SWIZZLE, swizzle, "swizzle", "CU_TENSOR_MAP_SWIZZLE_")
+    except TensorMapError:
+        return None
+    if dt in SM100_ONLY_TYPES:
+        return f"tensorDataType {dt} needs compute capability 10.0"
+    if sw in SM100_ONLY_SWIZZLES:
+        return f"swizzle {sw} needs compute capability 10.0"
+    return None
+
+
 class _Common:
     """The arguments both encoders share, validated by the rules they share (``cuda.h``'s lists for the two are
     the same up to the box): enums, rank range, address, globalDim, globalStrides, elementStrides, interleave,
-    the swizzle and fill rules that do not depend on the box."""
+    the swizzle and fill rules that do not depend on the box. ``kind`` ("tiled" or "im2col") picks the rank range
+    and :data:`GLOBAL_DIM_MAX`.
 
-    def __init__(self, data_type: str | int, rank: int, ranks: range, global_address: int,
+    Not checked, though ``cuda.h`` states it: "interleave 32B requires swizzle 32B" -- the driver accepted 32B
+    interleave with swizzle NONE, 64B and 128B (AMB-TMAP-INTERLEAVE32-SWIZZLE); the VM refuses interleave at the
+    load anyway."""
+
+    def __init__(self, kind: str, data_type: str | int, rank: int, global_address: int,
                  global_dim: Sequence[int], global_strides: Sequence[int], element_strides: Sequence[int] | None,
                  interleave: str | int, swizzle: str | int, l2_promotion: str | int, oob_fill: str | int) -> None:
         self.dt = dt = _enum(DATA_TYPES, data_type, "tensorDataType", "CU_TENSOR_MAP_DATA_TYPE_")
@@ -113,6 +150,7 @@ class _Common:
         _enum(L2_PROMOTION, l2_promotion, "l2Promotion", "CU_TENSOR_MAP_L2_PROMOTION_")
         self.fill = fill = _enum(OOB_FILL, oob_fill, "oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_")
         self.rank = rank = int(rank)
+        ranks = range(1, 6) if kind == "tiled" else range(3, 6)
         if rank not in ranks:
             raise TensorMapError(f"tensorRank {rank} must be in [{ranks.start}, {ranks.stop - 1}]")
         if il != "NONE" and rank < 3:
@@ -128,9 +166,10 @@ class _Common:
         align = 32 if il == "32B" or dt in ALIGN16B else 16
         if self.address % align or self.address < 0:
             raise TensorMapError(f"globalAddress {self.address:#x} is not {align}-byte aligned")
+        dim_max = GLOBAL_DIM_MAX[kind]
         for i, d in enumerate(dims):
-            if not 0 < d <= 2**31:
-                raise TensorMapError(f"globalDim[{i}] = {d} must be in [1, 2^31]")
+            if not 0 < d <= dim_max:
+                raise TensorMapError(f"globalDim[{i}] = {d} must be in [1, 2^{dim_max.bit_length() - 1}] ({kind})")
         if dt in ALIGN16B and dims[0] % 128:
             raise TensorMapError(f"globalDim[0] = {dims[0]} of {dt} must be a multiple of 128")
         if dt == "16U4_ALIGN8B" and dims[0] % 2:
@@ -141,8 +180,6 @@ class _Common:
         for i, e in enumerate(estr):
             if not 0 < e <= 8:
                 raise TensorMapError(f"elementStrides[{i}] = {e} must be in [1, 8]")
-        if il == "32B" and sw != "32B":
-            raise TensorMapError(f"interleave 32B requires swizzle 32B, got {sw}")
         if dt == "16U6_ALIGN16B" and il != "NONE":
             raise TensorMapError(f"{dt} requires interleave NONE, got {il}")
         if dt in ALIGN16B and sw not in ALIGN16B_SWIZZLES[dt]:
@@ -150,17 +187,31 @@ class _Common:
         if fill != "NONE" and not DATA_TYPES[dt][3]:
             raise TensorMapError(f"oobFill {fill} needs a floating-point tensorDataType, got {dt}")
 
-    def inner(self, n: int, what: str) -> None:
-        """The innermost box (``n`` elements: boxDim[0] or channelsPerPixel) against the type and the swizzle."""
-        dt, bits = self.dt, DATA_TYPES[self.dt][2]
+    def row_bytes(self, n: int) -> int:
+        """Shared-memory bytes of ``n`` innermost elements (packed types: whole chunks of 16, padding included)."""
+        if self.dt in SHARED_CHUNK:
+            return -(-n // 16) * SHARED_CHUNK[self.dt]
+        return n * DATA_TYPES[self.dt][2] // 8
+
+    def inner(self, n: int, what: str) -> int:
+        """The innermost box (``n`` elements: boxDim[0] or channelsPerPixel) against the type and the swizzle; its
+        bytes."""
+        dt = self.dt
         if dt in ALIGN16B and n != 128:
             raise TensorMapError(f"{what} = {n} of {dt} must be 128")
         if dt in SHARED_CHUNK and n % 16:
             raise TensorMapError(f"{what} = {n} of packed type {dt} must be a multiple of 16 elements")
-        nbytes = n // 16 * SHARED_CHUNK[dt] if dt in SHARED_CHUNK else n * bits // 8
+        nbytes = self.row_bytes(n)
         span = SWIZZLE[self.sw][3]
         if self.il == "NONE" and span and nbytes > span:
             raise TensorMapError(f"inner box of {nbytes} bytes exceeds the {span}-byte span of swizzle {self.sw}")
+        return nbytes
+
+    @staticmethod
+    def box_bytes(nbytes: int, what: str) -> None:
+        """The whole box against :data:`BOX_BYTES_MAX` (a driver rule ``cuda.h`` does not state)."""
+        if nbytes > BOX_BYTES_MAX:
+            raise TensorMapError(f"the box moves {nbytes} bytes ({what}), more than {BOX_BYTES_MAX}")
 
     def write(self, box_words: Sequence[int]) -> np.ndarray:
         """The map: every shared field, and ``box_words`` (the 20 bytes of the box_dim slots) as given."""
@@ -176,7 +227,7 @@ class _Common:
         put("elemtype", [DATA_TYPES[self.dt][1]])
         out[16:36] = np.asarray(box_words, dtype=np.uint8)
         put("element_stride", self.estr)
-        put("global_dim", self.dims)
+        put("global_dim", [d & 0xFFFFFFFF for d in self.dims])  # 2^32 (tiled) is written as 0
         put("global_stride", self.strides)
         put("interleave_layout", [INTERLEAVE[self.il]])
         put("swizzle_mode", [SWIZZLE[self.sw][1]])
@@ -194,7 +245,7 @@ def encode_tiled(data_type: str | int, rank: int, global_address: int, global_di
     Arguments in the driver's order and units (dimension 0 innermost; ``global_strides`` in bytes, rank - 1 of
     them); enums as the driver's integer values or names (``"128B"`` or ``"CU_TENSOR_MAP_SWIZZLE_128B"``).
     ``element_strides`` defaults to all ones."""
-    c = _Common(data_type, rank, range(1, 6), global_address, global_dim, global_strides, element_strides,
+    c = _Common("tiled", data_type, rank, global_address, global_dim, global_strides, element_strides,
                 interleave, swizzle, l2_promotion, oob_fill)
     box = [int(b) for b in box_dim]
     if len(box) != c.rank:
@@ -206,6 +257,8 @@ def encode_tiled(data_type: str | int, rank: int, global_address: int, global_di
     if c.il == "NONE" and (box[0] * DATA_TYPES[c.dt][2]) % (16 * 8):
         raise TensorMapError(f"boxDim[0] * element size = {box[0] * DATA_TYPES[c.dt][2] / 8:g} bytes is not a "
                              f"multiple of 16")
+    steps = [-(-b // e) for b, e in zip(box, c.estr, strict=True)]  # per dimension, elementStrides[0] included
+    c.box_bytes(c.row_bytes(steps[0]) * int(np.prod(steps[1:], dtype=np.int64)), "ceil(boxDim / elementStrides)")
     return c.write(np.array(box + [0] * (5 - len(box)), dtype="<u4").view(np.uint8))
 
 
@@ -221,7 +274,7 @@ def encode_im2col(data_type: str | int, rank: int, global_address: int, global_d
     The corners are the rank - 2 pixel-box offsets, W first (the order of the tensor's dimensions 1 ..): the lower
     one from the tensor's first pixel, the upper one from its last (the box spans ``lower[i]`` to
     ``globalDim[i + 1] - 1 + upper[i]``; it must not be empty)."""
-    c = _Common(data_type, rank, range(3, 6), global_address, global_dim, global_strides, element_strides,
+    c = _Common("im2col", data_type, rank, global_address, global_dim, global_strides, element_strides,
                 interleave, swizzle, l2_promotion, oob_fill)
     lo = [int(v) for v in pixel_box_lower_corner]
     hi = [int(v) for v in pixel_box_upper_corner]
@@ -241,7 +294,10 @@ def encode_im2col(data_type: str | int, rank: int, global_address: int, global_d
         raise TensorMapError(f"channelsPerPixel = {cpp} must be in [1, 256]")
     if not 0 < ppc <= 1024:
         raise TensorMapError(f"pixelsPerColumn = {ppc} must be in [1, 1024]")
-    c.inner(cpp, "channelsPerPixel")
+    row = c.inner(cpp, "channelsPerPixel")
+    if row % 16:
+        raise TensorMapError(f"channelsPerPixel * element size = {row} bytes is not a multiple of 16")
+    c.box_bytes(row * ppc, "channelsPerPixel x pixelsPerColumn")
     words = np.zeros(20, dtype=np.uint8)
     words[0:8] = np.array([cpp, ppc], dtype="<u4").view(np.uint8)
     words[8:14] = np.array(lo + [0] * (3 - len(lo)), dtype="<i2").view(np.uint8)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mmacts.ptxvm import api as vm
-from mmacts.ptxvm.host import TensorMapError, encode_tiled
+from mmacts.ptxvm.host import TensorMapError, encode_im2col, encode_tiled
 from mmacts.ptxvm.ops_bulk import TensorMap
 
 
@@ -188,7 +188,7 @@ BAD = [  # (kwargs changed from a valid rank-3 map, fragment of the rule)
     (dict(box_dim=[64, 2, 1], swizzle="64B"), "exceeds the 64-byte"),
     (dict(element_strides=[1, 9, 1]), "elementStrides[1]"),
     (dict(element_strides=[1, 0, 1]), "elementStrides[1]"),
-    (dict(interleave="32B", swizzle="128B"), "requires swizzle 32B"),
+    (dict(box_dim=[32, 241, 8]), "moves 246784 bytes"),
     (dict(rank=2, global_dim=[64, 8], global_strides=[256], box_dim=[32, 2], element_strides=None,
           interleave="16B"), "at least 3"),
     (dict(data_type="INT32", oob_fill="NAN_REQUEST_ZERO_FMA"), "floating-point"),
@@ -210,11 +210,19 @@ def test_invalid_parameters_are_refused_like_the_driver(change: dict, rule: str)
     assert str(e.value).startswith("CUDA_ERROR_INVALID_VALUE: ")
 
 
-def test_global_dim_limit_is_2_to_the_31() -> None:
-    """CUDA 13's ``cuda.h`` bounds globalDim by 2^31 (12.x said 2^32): 2^31 encodes, 2^31 + 1 is refused."""
-    assert TensorMap.decode(encode_tiled("UINT8", 1, 0x100, [2**31], [], [16])).dims[0] == 2**31
-    with pytest.raises(TensorMapError, match=re.escape("globalDim[0] = 2147483649")):
-        encode_tiled("UINT8", 1, 0x100, [2**31 + 1], [], [16])
+def test_global_dim_limits() -> None:
+    """CUDA 13's ``cuda.h`` bounds globalDim by 2^31 (12.x said 2^32); the real driver took 2^31 + 1 in a tiled map
+    and refused it in an im2col map: tiled maps go to 2^32 (written as 0, read back as 2^32 by the VM), im2col maps
+    to 2^31."""
+    assert TensorMap.decode(encode_tiled("UINT8", 1, 0x100, [2**32], [], [16])).dims[0] == 2**32
+    assert TensorMap.decode(encode_tiled("UINT8", 2, 0x100, [16, 2**31 + 1], [16], [16, 1])).dims[:2] == [16, 2**31 + 1]
+    with pytest.raises(TensorMapError, match=re.escape("globalDim[0] = 4294967297")):
+        encode_tiled("UINT8", 1, 0x100, [2**32 + 1], [], [16])
+    im2col = dict(data_type="UINT8", rank=3, global_address=0x100, global_strides=[16, 2**36],
+                  pixel_box_lower_corner=[0], pixel_box_upper_corner=[0], channels_per_pixel=16, pixels_per_column=8)
+    encode_im2col(global_dim=[16, 2**31, 1], **im2col)
+    with pytest.raises(TensorMapError, match=re.escape("globalDim[1] = 2147483649")):
+        encode_im2col(global_dim=[16, 2**31 + 1, 1], **im2col)
 
 
 def _swap_strides(m: np.ndarray) -> None:

@@ -1,5 +1,8 @@
 /* libvmcuda: cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col writing the mmacts VM's tensor-map layout, with the
- * validation rules CUDA 13's cuda.h documents and the driver's CUresult codes. Written from that documentation
+ * validation rules CUDA 13's cuda.h documents and the driver's CUresult codes, corrected where the real driver
+ * (580.159.04 on an H100, validation/probes/tma-im2col) disagrees: a limit on the bytes one box moves, globalDim up
+ * to 2^32 in tiled maps (2^31 in im2col maps), no "interleave 32B needs swizzle 32B" rule, im2col channel rows of a
+ * multiple of 16 bytes. The sm_100-only swizzles and packed types are accepted (the VM emulates sm_100a). Written from that documentation
  * and the PTX ISA's tensormap field list, independently of the Python encoder (mmacts/ptxvm/host/tensormap.py);
  * test_libvmcuda.py compares the two byte for byte and result for result.
  *
@@ -16,6 +19,7 @@
 
 #define NTYPES 16
 #define NSWIZZLES 7
+#define BOX_BYTES_MAX (240u * 1024u) /* observed gap: 235520 accepted, 256480 refused (tiled) */
 
 static _Thread_local char last_rule[256];
 
@@ -54,6 +58,7 @@ static void put(unsigned char *map, unsigned off, unsigned long long v, unsigned
 struct common {
     int dt, il, sw, fill;
     unsigned rank;
+    unsigned long long dim_max; /* 2^32 tiled, 2^31 im2col */
 };
 
 static CUresult check_common(const struct common *c, const CUtensorMap *map, unsigned lo_rank, uintptr_t addr,
@@ -71,8 +76,8 @@ static CUresult check_common(const struct common *c, const CUtensorMap *map, uns
     unsigned align = (c->il == CU_TENSOR_MAP_INTERLEAVE_32B || padded_packed(c->dt)) ? 32 : 16;
     if (addr % align) return refuse("globalAddress %#llx is not %lld-byte aligned", (long long)addr, align);
     for (unsigned i = 0; i < c->rank; i++)
-        if (dim[i] == 0 || dim[i] > (1ull << 31)) return refuse("globalDim[%lld] = %lld not in [1, 2^31]", i,
-                                                                (long long)dim[i]);
+        if (dim[i] == 0 || dim[i] > c->dim_max) return refuse("globalDim[%lld] = %lld out of range", i,
+                                                              (long long)dim[i]);
     if (padded_packed(c->dt) && dim[0] % 128) return refuse("globalDim[0] = %lld not a multiple of 128",
                                                             (long long)dim[0], 0);
     if (c->dt == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B && dim[0] % 2)
@@ -82,8 +87,6 @@ static CUresult check_common(const struct common *c, const CUtensorMap *map, uns
             return refuse("globalStrides[%lld] = %lld not an aligned multiple below 2^40", i, (long long)stride[i]);
     for (unsigned i = 0; i < c->rank; i++)
         if (estr[i] == 0 || estr[i] > 8) return refuse("elementStrides[%lld] = %lld not in [1, 8]", i, estr[i]);
-    if (c->il == CU_TENSOR_MAP_INTERLEAVE_32B && c->sw != CU_TENSOR_MAP_SWIZZLE_32B)
-        return refuse("interleave 32B requires swizzle 32B, got %lld", c->sw, 0);
     if (c->dt == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B && c->il != CU_TENSOR_MAP_INTERLEAVE_NONE)
         return refuse("16U6_ALIGN16B requires interleave NONE", 0, 0);
     if (!swizzle_allowed_for(c->dt, c->sw)) return refuse("swizzle %lld not supported for type %lld", c->sw, c->dt);
@@ -92,13 +95,24 @@ static CUresult check_common(const struct common *c, const CUtensorMap *map, uns
     return CUDA_SUCCESS;
 }
 
+/* Shared-memory bytes of n innermost elements (packed types: whole 16-element chunks, padding included). */
+static unsigned long long row_bytes(const struct common *c, unsigned long long n) {
+    return PACKED_CHUNK[c->dt] ? (n + 15) / 16 * PACKED_CHUNK[c->dt] : n * TYPE_BITS[c->dt] / 8;
+}
+
 /* The innermost box (boxDim[0] or channelsPerPixel: n elements) against the type and the swizzle span. */
 static CUresult check_inner(const struct common *c, unsigned long long n) {
     if (padded_packed(c->dt) && n != 128) return refuse("inner box %lld of a 16-byte-aligned packed type != 128", n, 0);
     if (PACKED_CHUNK[c->dt] && n % 16) return refuse("inner box %lld of a packed type not a multiple of 16", n, 0);
-    unsigned long long bytes = PACKED_CHUNK[c->dt] ? n / 16 * PACKED_CHUNK[c->dt] : n * TYPE_BITS[c->dt] / 8;
+    unsigned long long bytes = row_bytes(c, n);
     if (c->il == CU_TENSOR_MAP_INTERLEAVE_NONE && SWZ_SPAN[c->sw] && bytes > SWZ_SPAN[c->sw])
         return refuse("inner box of %lld bytes exceeds the %lld-byte swizzle span", bytes, SWZ_SPAN[c->sw]);
+    return CUDA_SUCCESS;
+}
+
+/* The driver's limit on the bytes one box moves (not in cuda.h; observed on the real driver). */
+static CUresult check_box_bytes(unsigned long long bytes) {
+    if (bytes > BOX_BYTES_MAX) return refuse("the box moves %lld bytes, more than %lld", bytes, BOX_BYTES_MAX);
     return CUDA_SUCCESS;
 }
 
@@ -110,7 +124,7 @@ static void write_common(unsigned char *m, const struct common *c, uintptr_t add
     put(m, 12, PTX_ELEMTYPE[c->dt], 4);
     for (unsigned i = 0; i < c->rank; i++) {
         put(m, 36 + 4 * i, estr[i], 4);
-        put(m, 56 + 4 * i, dim[i], 4);
+        put(m, 56 + 4 * i, dim[i], 4); /* 2^32 (tiled) is written as 0 */
         if (i + 1 < c->rank) put(m, 80 + 8 * i, stride[i], 8);
     }
     put(m, 112, (unsigned)c->il, 4);
@@ -124,7 +138,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
                                 const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
                                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                 CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank};
+    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 32};
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 1, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
@@ -134,6 +148,10 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
     if ((r = check_inner(&c, boxDim[0])) != CUDA_SUCCESS) return r;
     if (c.il == CU_TENSOR_MAP_INTERLEAVE_NONE && (boxDim[0] * (unsigned long long)TYPE_BITS[c.dt]) % 128)
         return refuse("boxDim[0] = %lld elements is not a multiple of 16 bytes", boxDim[0], 0);
+    /* elements moved per dimension: ceil(boxDim / elementStrides), dimension 0 included */
+    unsigned long long bytes = row_bytes(&c, (boxDim[0] + elementStrides[0] - 1) / elementStrides[0]);
+    for (unsigned i = 1; i < c.rank; i++) bytes *= (boxDim[i] + elementStrides[i] - 1) / elementStrides[i];
+    if ((r = check_box_bytes(bytes)) != CUDA_SUCCESS) return r;
     unsigned char m[128];
     memset(m, 0, sizeof m);
     for (unsigned i = 0; i < c.rank; i++) put(m, 16 + 4 * i, boxDim[i], 4);
@@ -150,7 +168,7 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType ten
                                  const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
                                  CUtensorMapFloatOOBfill oobFill) {
-    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank};
+    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 31};
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 3, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
@@ -168,6 +186,9 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType ten
     if (pixelsPerColumn == 0 || pixelsPerColumn > 1024)
         return refuse("pixelsPerColumn = %lld not in [1, 1024]", pixelsPerColumn, 0);
     if ((r = check_inner(&c, channelsPerPixel)) != CUDA_SUCCESS) return r;
+    unsigned long long row = row_bytes(&c, channelsPerPixel);
+    if (row % 16) return refuse("a pixel's channels are %lld bytes, not a multiple of 16", row, 0);
+    if ((r = check_box_bytes(row * pixelsPerColumn)) != CUDA_SUCCESS) return r;
     unsigned char m[128];
     memset(m, 0, sizeof m);
     put(m, 16, channelsPerPixel, 4);
