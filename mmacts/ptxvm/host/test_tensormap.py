@@ -195,10 +195,11 @@ def test_invalid_parameters_are_refused_like_the_driver(change: dict, rule: str)
     assert str(e.value).startswith("CUDA_ERROR_INVALID_VALUE: ")
 
 
-def test_global_dim_of_2_to_the_32_is_valid_but_not_representable() -> None:
-    with pytest.raises(TensorMapError) as e:
-        encode_tiled("UINT8", 1, 0x100, [2**32], [], [16])
-    assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED"
+def test_global_dim_limit_is_2_to_the_31() -> None:
+    """CUDA 13's ``cuda.h`` bounds globalDim by 2^31 (12.x said 2^32): 2^31 encodes, 2^31 + 1 is refused."""
+    assert TensorMap.decode(encode_tiled("UINT8", 1, 0x100, [2**31], [], [16])).dims[0] == 2**31
+    with pytest.raises(TensorMapError, match=re.escape("globalDim[0] = 2147483649")):
+        encode_tiled("UINT8", 1, 0x100, [2**31 + 1], [], [16])
 
 
 def _swap_strides(m: np.ndarray) -> None:
