@@ -30,6 +30,7 @@ import numpy as np
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmTimeout, VmUnsupported
 from mmacts.ptxvm.memory import (
     LOCAL_WINDOW,
+    PARAM_WINDOW,
     SHARED_WINDOW,
     WINDOW_SIZE,
     GlobalMemory,
@@ -464,7 +465,8 @@ class Machine:
     # ------------------------------------------------------------------------------ state spaces
     def load(self, space: str, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
         """``(len(act), nbytes)`` bytes read at ``addrs`` of ``space`` (``global``, ``shared``,
-        ``local`` or ``generic``: a generic address in the shared / local window is that space's)."""
+        ``local``, ``param`` or ``generic``: a generic address in the shared / local / param window is that
+        space's)."""
         if space == "generic":
             parts = self._generic_split(addrs)
             if parts is not None:
@@ -480,7 +482,20 @@ class Machine:
             return self.shared_load(addrs, nbytes, act)
         if space == "local":
             return self.local_load(addrs, nbytes, act)
+        if space == "param":
+            return self.param_load(addrs, nbytes)
         raise VmUnsupported(f"loads from the .{space} state space are not implemented")
+
+    def param_load(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+        """``(len(addrs), nbytes)`` bytes of the kernel parameter block at parameter-space ``addrs``
+        (``ld.param``, or a generic load in :data:`PARAM_WINDOW`), bounds- and alignment-checked."""
+        check_aligned(addrs, nbytes, "param")
+        bad = addrs + np.uint64(nbytes) > np.uint64(self.params.size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise VmMemoryFault(f"out-of-bounds param load of {nbytes} bytes at parameter offset {int(addrs[i]):#x} "
+                                f"(the parameter block is {self.params.size} bytes)@thread{i}")
+        return self.params[addrs.astype(np.int64)[:, None] + np.arange(nbytes)]
 
     def store(self, space: str, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr) -> None:
         if space == "generic":
@@ -498,6 +513,9 @@ class Machine:
             self.shared_store(addrs, data, act, ins)
         elif space == "local":
             self.local_store(addrs, data, act)
+        elif space == "param":
+            raise VmMemoryFault(f"store of {data.shape[1]} bytes into the kernel parameter space (parameter offset "
+                                f"{int(addrs[0]):#x}), which is read-only@thread0")
         else:
             raise VmUnsupported(f"stores to the .{space} state space are not implemented")
 
@@ -505,11 +523,13 @@ class Machine:
         """None when every generic address is global; else ``(space, selector, space address)``."""
         in_sh = (addrs - np.uint64(SHARED_WINDOW)) < np.uint64(WINDOW_SIZE)
         in_lo = (addrs - np.uint64(LOCAL_WINDOW)) < np.uint64(WINDOW_SIZE)
-        if not (in_sh.any() or in_lo.any()):
+        in_pa = (addrs - np.uint64(PARAM_WINDOW)) < np.uint64(WINDOW_SIZE)
+        if not (in_sh.any() or in_lo.any() or in_pa.any()):
             return None
-        glob = ~(in_sh | in_lo)
+        glob = ~(in_sh | in_lo | in_pa)
         out = []
-        for sp, sel, base in (("shared", in_sh, SHARED_WINDOW), ("local", in_lo, LOCAL_WINDOW), ("global", glob, 0)):
+        for sp, sel, base in (("shared", in_sh, SHARED_WINDOW), ("local", in_lo, LOCAL_WINDOW),
+                              ("param", in_pa, PARAM_WINDOW), ("global", glob, 0)):
             if sel.any():
                 out.append((sp, np.flatnonzero(sel), addrs[sel] - np.uint64(base)))
         return out

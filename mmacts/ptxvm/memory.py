@@ -23,6 +23,11 @@ SHARED_WINDOW = 0x7E00_0000_0000
 :data:`WINDOW_SIZE` bytes, below the global buffers."""
 LOCAL_WINDOW = 0x7D00_0000_0000
 """Generic address of byte 0 of the executing thread's local memory (``cvta.local``)."""
+PARAM_WINDOW = 0x7C00_0000_0000
+"""Generic address of byte 0 of the kernel's parameter block (``cvta.param``). Why: nvcc hands a
+``__grid_constant__`` parameter (a CUtensorMap) to ``cp.async.bulk.tensor`` / ``prefetch.tensormap`` and to
+plain loads as ``mov.b64 %rd, k_param_0; cvta.param.u64 %rd, %rd``. The window is read-only: a generic
+store into it is a fault."""
 WINDOW_SIZE = 1 << 32
 
 

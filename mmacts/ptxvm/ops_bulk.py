@@ -28,7 +28,8 @@ in a zeroed object, which is what a kernel that builds its maps on the device re
 zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, zero fill). Host code
 builds maps in this layout with ``mmacts.ptxvm.host.encode_tiled`` (the ``cuTensorMapEncodeTiled`` contract,
 written from the documentation with a table of its own; ``host/test_tensormap.py`` proves the two agree). A map
-encoded by the real driver is not readable (its layout is unpublished), nor is a map in the parameter space.
+encoded by the real driver is not readable (its layout is unpublished). A map may lie in global memory or in the
+kernel's parameter block (a ``__grid_constant__`` parameter: ``cvta.param`` makes its generic address).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import numpy as np
 from mmacts.ptxvm import ops_core
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.memory import PARAM_WINDOW, WINDOW_SIZE
 from mmacts.ptxvm.parse import Instr, Operand, _split_operands, parse_operand
 from mmacts.ptxvm.ptxtypes import ptx_type
 
@@ -230,10 +232,26 @@ def _tensor_operands(ins: Instr) -> tuple[Operand, ...]:
     return _OPERANDS[key]
 
 
+def _tensormap_addresses(m: Machine, op: Operand, act: np.ndarray) -> np.ndarray:
+    """Generic addresses of the tensor maps ``op`` names: a register (a global address, or a generic one in the
+    parameter window after ``cvta.param``) or a kernel parameter by name (``[k_param_0, {..}]``: its
+    parameter-space address, made generic here)."""
+    addrs = m.address(op, act)
+    if op.base is not None and op.base.kind == "sym" and op.base.name in m.param_offsets:
+        addrs = addrs + np.uint64(PARAM_WINDOW)
+    return addrs
+
+
 def _read_tensormap(m: Machine, addr: int, ins: Instr) -> TensorMap:
+    """The 128-byte map at generic ``addr``: in global memory, or in the kernel parameter block (a
+    ``__grid_constant__`` parameter reached through ``cvta.param``)."""
     if addr % 64:
         raise VmMemoryFault(f"{ins.opcode}: tensor map address {addr:#x} is not 64-byte aligned")
-    raw = m.gmem.load(np.array([addr], dtype=np.uint64), TENSORMAP_BYTES)[0]
+    a = np.array([addr], dtype=np.uint64)
+    if int(a[0]) - PARAM_WINDOW in range(WINDOW_SIZE):
+        raw = m.param_load(a - np.uint64(PARAM_WINDOW), TENSORMAP_BYTES)[0]
+    else:
+        raw = m.gmem.load(a, TENSORMAP_BYTES)[0]
     return TensorMap.decode(raw)
 
 
@@ -323,7 +341,7 @@ def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if not ins.has("mbarrier::complete_tx::bytes"):
             raise VmUnsupported(f"{ins.opcode}: only the mbarrier::complete_tx::bytes completion is implemented")
         dst = m.address(dst_op, act)
-        tmaps = m.address(tmap_op, act)
+        tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
         if len(coords) != dims:
             raise VmError(f"{ins.opcode}: {len(coords)} coordinates for .{dims}d")
@@ -344,7 +362,7 @@ def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
         return None
     if ins.parts[5] == "global":  # shared -> global (TMA store): performed now
         tmap_op, coord_op, src_op = ops[0], ops[1], ops[2]
-        tmaps = m.address(tmap_op, act)
+        tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
         srcs = m.address(src_op, act)
         for i, t in enumerate(act):

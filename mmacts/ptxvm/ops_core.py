@@ -25,7 +25,7 @@ from mmacts.ptxvm import floatops, fpnum
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.floatops import is_float_type
 from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState, handler
-from mmacts.ptxvm.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, check_aligned
+from mmacts.ptxvm.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import PtxType, is_type, ptx_type
 
@@ -565,7 +565,8 @@ def _mov(m: Machine, ins: Instr, act: np.ndarray) -> None:
 def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """Generic <-> state-space addresses (9.7.9.18). Global addresses are the same in both; the
     executing CTA's shared memory and the thread's local memory appear in the generic space at
-    windows (``memory.SHARED_WINDOW`` / ``LOCAL_WINDOW``). ``cvta.to`` of an address outside the
+    windows (``memory.SHARED_WINDOW`` / ``LOCAL_WINDOW``), the kernel's parameter block at ``PARAM_WINDOW``
+    (``cvta.param`` of a ``__grid_constant__`` parameter). ``cvta.to`` of an address outside the
     window is undefined in the ISA: the VM refuses it."""
     t = _ty(ins)
     d, a = ins.operands
@@ -573,7 +574,7 @@ def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if sp == "global":
         m.write(d, t, act, m.read(a, t, act))
         return
-    base = {"shared": SHARED_WINDOW, "shared::cta": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(sp)
+    base = {"shared": SHARED_WINDOW, "shared::cta": SHARED_WINDOW, "local": LOCAL_WINDOW, "param": PARAM_WINDOW}.get(sp)
     if base is None:
         raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
     x = _as_u(m.read(a, t, act), t).astype(np.uint64)
@@ -591,19 +592,22 @@ def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("isspacep")
 def _isspacep(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """isspacep.{global,shared,local} p, a: whether generic address ``a`` is in that space's window
-    (global: outside the shared and local windows)."""
+    """isspacep.{global,shared,local,param} p, a: whether generic address ``a`` is in that space's window
+    (global: outside the shared, local and param windows)."""
     d, a = ins.operands
     x = m.read(a, ptx_type("u64"), act)
     in_sh = (x - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE)
     in_lo = (x - U64(LOCAL_WINDOW)) < U64(WINDOW_SIZE)
+    in_pa = (x - U64(PARAM_WINDOW)) < U64(WINDOW_SIZE)
     sp = ins.parts[1]
     if sp in ("shared", "shared::cta"):
         r = in_sh
     elif sp == "local":
         r = in_lo
+    elif sp == "param":
+        r = in_pa
     elif sp == "global":
-        r = ~(in_sh | in_lo)
+        r = ~(in_sh | in_lo | in_pa)
     else:
         raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
     m.write(d, ptx_type("pred"), act, r)
@@ -772,14 +776,7 @@ def _ld(m: Machine, ins: Instr, act: np.ndarray) -> None:
     nv = _vec_width(ins)
     d, a = ins.operands
     nb = t.nbytes * nv
-    if sp == "param":
-        off = m.address(a, act)
-        lo = int(off[0])
-        if lo + nb > m.params.size:
-            raise VmMemoryFault(f"ld.param past the parameter block ({lo}+{nb} > {m.params.size})")
-        raw = np.broadcast_to(m.params[lo:lo + nb], (len(act), nb)).copy()
-    else:
-        raw = m.load(sp, m.address(a, act), nb, act)
+    raw = m.load(sp, m.address(a, act), nb, act)
     vals = raw.reshape(len(act), nv, t.nbytes)
     items = d.items if d.kind == "vec" else (d,)
     if len(items) != nv:
