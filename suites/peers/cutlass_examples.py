@@ -290,7 +290,7 @@ def _sf_image(size: int, offs: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def _entry(ptx: str) -> str:
-    names = re.findall(r"^\.(?:visible\s+)?\.entry\s+(\S+?)\s*\(", ptx, re.M)
+    names = re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)", ptx, re.M)
     kern = [x for x in names if "device_kernel" in x]
     if len(kern) != 1:
         raise Unavailable(f"expected one cutlass::device_kernel entry in the PTX, found {kern or names}")
