@@ -374,18 +374,30 @@ def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 
 def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
-    es = ELEM_BYTES.get(tm.elemtype)
+    """shared -> global for one box. The packed 4-bit type without padding (16U4_ALIGN8B, elemtype 13: 16
+    elements in 8 bytes, the same bytes in shared and global memory) is stored in 8-byte chunks of 16 elements,
+    as loads read it; CUTLASS's nvfp4-output epilogues (example 72b) store D this way. Padded packed types
+    (their padding dropped on the way out) are not implemented."""
+    es = 8 if tm.elemtype == 13 else ELEM_BYTES.get(tm.elemtype)
     if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
         raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
     r = tm.rank
-    box = tm.box[:r]
+    box = list(tm.box[:r])
+    dims_in = list(tm.dims[:r])
+    if tm.elemtype == 13:
+        if box[0] % 16 or coords[0] % 16 or dims_in[0] % 16:
+            raise VmUnsupported(f"{ins.opcode}: a packed 4-bit store needs an inner box, coordinate and dimension "
+                                f"that are multiples of 16 elements (box {box[0]}, coordinate {coords[0]}, "
+                                f"dimension {dims_in[0]})")
+        coords = [coords[0] // 16, *coords[1:]]
+        box[0], dims_in[0] = box[0] // 16, dims_in[0] // 16
     n = int(np.prod(box))
     sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
                                                                           strict=True)], indexing="ij")
-    dims = list(reversed(tm.dims[:r]))
+    dims = list(reversed(dims_in))
     strides = list(reversed([es, *tm.strides[:r - 1]]))
     inb = np.ones(idx[0].shape, dtype=bool)
     off = np.zeros(idx[0].shape, dtype=np.int64)

@@ -9,9 +9,11 @@ by ``cutlass/example_host.cu`` (its ``main`` renamed) and built with the wheel's
   lowers them with ``GemmKernel::to_underlying_arguments`` and writes the ``Params`` bytes, grid, block, cluster,
   dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset.
 
-The tensor maps inside ``Params`` come from ``cuTensorMapEncodeTiled`` (``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL``):
-``cutlass/tmap_record.cpp`` records each call and leaves a marker, which :func:`patch_tensor_maps` replaces with
-the map ``mmacts.ptxvm.host.tensormap.encode_tiled`` encodes from the recorded arguments.
+The tensor maps inside ``Params`` come from CUTLASS's own ``cuTensorMapEncodeTiled`` calls: built with
+``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`` the host program calls the driver function directly, and links
+``libvmcuda`` (:mod:`mmacts.ptxvm.host.libvmcuda`) instead of libcuda, found at run time through
+``LD_LIBRARY_PATH`` (so a change to libvmcuda does not rebuild the examples). The CUDA runtime (the wheel's
+libcudart) is linked for the example's own ``main``, which is never called.
 
 Data are exact by construction (two-significant-bit e2m1 values, power-of-two scale factors in {1/2, 1, 2}), so
 every partial sum is exact in fp32; D is compared bit for bit with a float64 model of the example's epilogue.
@@ -67,7 +69,7 @@ EXAMPLES: dict[str, Example] = {
         Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
     )
 }
-HOST_SOURCES = ("example_host.cu", "tmap_record.cpp")
+HOST_SOURCES = ("example_host.cu",)
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
 BUILD_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1")
@@ -102,12 +104,13 @@ def build(ex: Example) -> Path:
     inc = Path(tc["cutlass"]).parent
     lib = Path(tc["nvcc"]).parent.parent / "lib"
     virt = ex.arch.replace("sm_", "compute_")
+    vmcuda = _libvmcuda_dir()
     cmd = [
         tc["nvcc"], *BUILD_FLAGS, "-ccbin", tc["gxx"], "-gencode", f"arch={virt},code={virt}", "--keep",
         "--keep-dir", str(keep), f"-I{inc / 'include'}", f"-I{inc / 'tools/util/include'}",
         f"-I{inc / 'examples/common'}", f'-DMMACTS_EXAMPLE="{ex.source()}"', f'-DMMACTS_EXAMPLE_NAME="{ex.name}"',
         f"-DMMACTS_SFD={int(ex.sfd)}", *(str(SRC / s) for s in HOST_SOURCES), "-o", str(d / "host.tmp"),
-        f"-L{lib}", "-l:libcudart.so.13", f"-Xlinker=-rpath={lib}",
+        f"-L{vmcuda}", "-lvmcuda", f"-L{lib}", "-l:libcudart.so.13", f"-Xlinker=-rpath={lib}",
     ]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
@@ -124,6 +127,15 @@ def build(ex: Example) -> Path:
     return d
 
 
+def _libvmcuda_dir() -> Path:
+    from mmacts.ptxvm.host import libvmcuda
+
+    try:
+        return libvmcuda.build().parent
+    except libvmcuda.Unavailable as e:
+        raise Unavailable(str(e)) from e
+
+
 # ------------------------------------------------------------------------------------------------ host side
 def host_sizes(d: Path, m: int, n: int, k: int, out: Path) -> dict[str, Any]:
     """The example's tensor sizes for M, N, K (SF tensors are padded to CUTLASS's 128 x 4 atoms)."""
@@ -131,51 +143,26 @@ def host_sizes(d: Path, m: int, n: int, k: int, out: Path) -> dict[str, Any]:
     return json.loads((out / "meta.json").read_text())
 
 
-def host_params(d: Path, m: int, n: int, k: int, out: Path, addrs: list[int]) -> tuple[dict[str, Any], bytes,
-                                                                                       list[dict]]:
-    """``Params`` bytes (tensor maps still markers), the launch shape and the recorded tensor-map calls."""
-    log = out / "tmaps.jsonl"
-    log.unlink(missing_ok=True)
-    _host(d, ["params", str(m), str(n), str(k), str(out), *(f"{a:x}" for a in addrs)], out,
-          env={"MMACTS_TMAP_LOG": str(log)})
-    meta = json.loads((out / "meta.json").read_text())
-    calls = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
-    return meta, (out / "params.bin").read_bytes(), calls
+def host_params(d: Path, m: int, n: int, k: int, out: Path, addrs: list[int]) -> tuple[dict[str, Any], bytes]:
+    """``Params`` bytes (tensor maps encoded by libvmcuda) and the launch shape."""
+    _host(d, ["params", str(m), str(n), str(k), str(out), *(f"{a:x}" for a in addrs)], out)
+    return json.loads((out / "meta.json").read_text()), (out / "params.bin").read_bytes()
 
 
-def _host(d: Path, args: list[str], out: Path, env: dict[str, str] | None = None) -> None:
+def _host(d: Path, args: list[str], out: Path) -> None:
+    """Run the host program with libvmcuda on the library path. CUTLASS reports a refused tensor map on stderr
+    and (built with NDEBUG) goes on with an empty one: that is an error here."""
     out.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run([str(d / "host"), *args], capture_output=True, text=True, timeout=300,
-                       env={**os.environ, **(env or {})})
-    if r.returncode:
+    env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [str(_libvmcuda_dir()),
+                                                                           os.environ.get("LD_LIBRARY_PATH")]))}
+    r = subprocess.run([str(d / "host"), *args], capture_output=True, text=True, timeout=300, env=env)
+    if r.returncode or "Failed to initialize the TMA descriptor" in r.stderr:
         raise Unavailable(f"{d.name} host {args[0]} failed (rc {r.returncode}): {(r.stderr + r.stdout)[-800:]}")
 
 
 def sf_offsets(out: Path, which: str, rows: int, blocks: int) -> np.ndarray:
     """(rows, blocks) element offsets of one SF tensor, as the example's layout function placed them."""
     return np.fromfile(out / f"{which}.bin", dtype=np.int32).reshape(rows, blocks)
-
-
-MARKER = b"MMACTSTM"
-
-
-def patch_tensor_maps(params: bytes, calls: list[dict]) -> bytes:
-    """Replace each recorded call's marker in ``params`` with the map encoded from its arguments."""
-    from mmacts.ptxvm.host.tensormap import encode_tiled
-
-    buf = bytearray(params)
-    for c in calls:
-        tag = MARKER + int(c["index"]).to_bytes(4, "little")
-        offs = [mm.start() for mm in re.finditer(re.escape(tag), params)]
-        if not offs:
-            raise Unavailable(f"tensor map {c['index']} is not in Params (CUTLASS copied it elsewhere?)")
-        m = encode_tiled(c["data_type"], c["rank"], c["address"], c["dim"], c["strides"], c["box"],
-                         c["element_strides"], c["interleave"], c["swizzle"], c["l2"], c["oob"]).tobytes()
-        for o in offs:
-            buf[o:o + len(m)] = m
-    if MARKER in buf:
-        raise Unavailable("Params holds a tensor-map marker no recorded call explains")
-    return bytes(buf)
 
 
 # ------------------------------------------------------------------------------------------------ data, reference
@@ -269,6 +256,36 @@ def expected_bf16(acc: np.ndarray) -> np.ndarray:
     return acc.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
 
 
+# ------------------------------------------------------------------------------------------------ rcp.approx
+def rcp_table() -> tuple[str | None, str]:
+    """The ``rcp.approx`` table the VM reads for 72b's ``st * rcp.approx(6)``, and how it was chosen.
+
+    With a silicon recording (``mmacts.ptxvm.mufu.TABLE_PATH`` or ``$MMACTS_RCP_TABLE``) it is used. Without one
+    a stand-in holding the correctly rounded reciprocal is written to the cache: the data here keep every
+    ``amax * st / 6`` more than 1e-5 (relative) from a power of two (:func:`expected_sfd` checks), far beyond
+    the ISA's 1-ulp bound on rcp.approx's error, so D and SFD are the same for every conforming rcp.approx;
+    the case's message says the stand-in was used."""
+    from mmacts.ptxvm import mufu
+
+    real = os.environ.get("MMACTS_RCP_TABLE") or (str(mufu.TABLE_PATH) if mufu.TABLE_PATH.exists() else None)
+    if real:
+        return real, f"rcp.approx from the recorded table {Path(real).name}"
+    path = _cache_root() / "rcp-correctly-rounded.npz"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        hw = mufu.correct_rcp_bits(np.arange(mufu.N_MANT))
+        rules = {v: {"normal": "scale", "tiny": "flush", "subnormal": "flush", "zero": "inf", "inf": "zero",
+                     "nan": "canonical"} for v in mufu.VARIANTS}
+        complete = {v: {c: False for c in mufu.CLASSES} for v in mufu.VARIANTS}
+        for v in mufu.VARIANTS:
+            complete[v]["normal"] = True
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.npz")
+        mufu.write_table(tmp, hw, rules, {}, complete, {"device": "stand-in: correctly rounded (no silicon)"})
+        tmp.replace(path)
+    return str(path), ("rcp.approx: no silicon table, correctly rounded stand-in (the data keep SFD 1e-5 from "
+                       "every power of two: any rcp within the ISA's 1 ulp gives the same result)")
+
+
 # ------------------------------------------------------------------------------------------------ run
 FAULTS = ("none", "sfa_rows")
 """Planted faults: ``sfa_rows`` writes SFA through the layout of the next row (rows rotated by one inside each
@@ -328,9 +345,8 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
     sfd_d = vm.empty(sizes.get("sfd_size", 16), np.uint8)
     norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
     ws_d = vm.zeros(max(int(sizes["workspace"]), 16), np.uint8)
-    meta, params, calls = host_params(d, m, n, k, work, [p.base for p in (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d,
-                                                                              norm_d, ws_d)])
-    params = patch_tensor_maps(params, calls)
+    meta, params = host_params(d, m, n, k, work, [p.base for p in (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d,
+                                                                    ws_d)])
     for f in work.iterdir():
         f.unlink()
     work.rmdir()
@@ -339,6 +355,10 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
     stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
+    old = os.environ.get("MMACTS_RCP_TABLE")
+    table, stats["rcp"] = rcp_table() if ex.sfd else (None, "")
+    if table:
+        os.environ["MMACTS_RCP_TABLE"] = table
     try:
         out = kern(tuple(meta["grid"]), tuple(meta["block"]), (np.frombuffer(params, f"V{len(params)}")[0],),
                    shared_mem=meta["smem"], cluster=tuple(meta["cluster"]))
@@ -346,6 +366,11 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
         o = e.outcome
         stats.update(steps=o.steps, thread_instructions=o.thread_instructions, wall_s=round(o.wall_s, 3))
         return Result(False, f"VM {o.status}: {o.message}", -1, stats)
+    finally:
+        if old is None:
+            os.environ.pop("MMACTS_RCP_TABLE", None)
+        else:
+            os.environ["MMACTS_RCP_TABLE"] = old
     stats.update(steps=out.steps, thread_instructions=out.thread_instructions, wall_s=round(out.wall_s, 3))
     return _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
 
