@@ -23,10 +23,12 @@ Builds take minutes (CUDA front end on CUTLASS's templates): they are cached by 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.cases.model import Case
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
 
@@ -94,12 +97,20 @@ def build_key(ex: Example) -> str:
 
 def build(ex: Example) -> Path:
     """Build (cached) the example's host program and PTX; returns the folder holding ``host`` and ``kernel.ptx``."""
-    tc = toolchain()
     d = _cache_root() / f"cutlass-{cutlass_version()}" / f"example{ex.name}-{build_key(ex)}"
     if (d / "kernel.ptx").exists() and (d / "host").exists():
         return d
     d.mkdir(parents=True, exist_ok=True)
-    keep = d / "keep"
+    with open(d / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers and test runs: one builds, the others wait for it
+        if not ((d / "kernel.ptx").exists() and (d / "host").exists()):
+            _build_into(ex, d)
+    return d
+
+
+def _build_into(ex: Example, d: Path) -> None:
+    tc = toolchain()
+    keep = d / f"keep-{os.getpid()}"
     keep.mkdir(exist_ok=True)
     inc = Path(tc["cutlass"]).parent
     lib = Path(tc["nvcc"]).parent.parent / "lib"
@@ -109,7 +120,7 @@ def build(ex: Example) -> Path:
         tc["nvcc"], *BUILD_FLAGS, "-ccbin", tc["gxx"], "-gencode", f"arch={virt},code={virt}", "--keep",
         "--keep-dir", str(keep), f"-I{inc / 'include'}", f"-I{inc / 'tools/util/include'}",
         f"-I{inc / 'examples/common'}", f'-DMMACTS_EXAMPLE="{ex.source()}"', f'-DMMACTS_EXAMPLE_NAME="{ex.name}"',
-        f"-DMMACTS_SFD={int(ex.sfd)}", *(str(SRC / s) for s in HOST_SOURCES), "-o", str(d / "host.tmp"),
+        f"-DMMACTS_SFD={int(ex.sfd)}", *(str(SRC / s) for s in HOST_SOURCES), "-o", str(d / f"host.{os.getpid()}"),
         f"-L{vmcuda}", "-lvmcuda", f"-L{lib}", "-l:libcudart.so.13", f"-Xlinker=-rpath={lib}",
     ]
     t0 = time.perf_counter()
@@ -120,11 +131,8 @@ def build(ex: Example) -> Path:
     ptx = keep / "example_host.ptx"
     (d / "build.json").write_text(json.dumps({"seconds": round(time.perf_counter() - t0, 1), "cmd": cmd}))
     ptx.replace(d / "kernel.ptx")
-    (d / "host.tmp").replace(d / "host")
-    for f in keep.iterdir():
-        f.unlink()
-    keep.rmdir()
-    return d
+    (d / f"host.{os.getpid()}").replace(d / "host")
+    shutil.rmtree(keep, ignore_errors=True)
 
 
 def _libvmcuda_dir() -> Path:
@@ -401,3 +409,58 @@ def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarr
     if msgs:
         return Result(False, "; ".join(msgs), int(bad_sf.sum() + bad_d.sum()), stats)
     return Result(True, f"D and SFD equal the exact model ({m}x{n}, e2m1 + ue8m0 per 16)", 0, stats)
+
+
+# ------------------------------------------------------------------------------------------------ cases
+SIZES: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "standard": ((128, 128, 256), (256, 256, 512)),
+    "full": ((256, 256, 1024), (384, 256, 512)),
+}
+"""Problem sizes per level (the VM runs a 256x256x1024 72b in seconds; a build takes minutes, cached)."""
+RUNNABLE = ("72b",)
+"""Examples whose cases are listed: 72a and 72c (2-SM MMA, cluster 2x4) wait for the VM's 2-CTA forms, 79a for
+its build and run to be checked (see the module's report in the README)."""
+
+
+def case_id(name: str, m: int, n: int, k: int) -> str:
+    return f"peers.cutlass.example{name}.m{m}n{n}k{k}"
+
+
+def example_cases(level: str) -> list[Case]:
+    """The example cases of ``level`` (none at smoke: a first build takes minutes)."""
+    from mmacts.cases.model import level_rank
+
+    out: list[Case] = []
+    for lvl, sizes in SIZES.items():
+        if level_rank(lvl) > level_rank(level):
+            continue
+        for name in RUNNABLE:
+            ex = EXAMPLES[name]
+            sm100 = ex.arch == "sm_100a"
+            instr = (f"tcgen05.mma.cta_group::1.kind::{ex.kind}.block_scale" if sm100
+                     else f"mma.sync.aligned.kind::{ex.kind}.block_scale")
+            rows = ("S9.7.16.9", "S9.7.16.10.7") if sm100 else ("S9.7.14.3",)
+            for m, n, k in sizes:
+                out.append(Case(case_id=case_id(name, m, n, k), suite="peers", instruction=instr, arch=ex.arch,
+                                spec_rows=rows, level=lvl, recipe="exact",
+                                form={"peer": "cutlass-example", "example": name, "cutlass": cutlass_version() or
+                                      "absent"},
+                                runtime={"m": m, "n": n, "k": k}))
+    return out
+
+
+def run_example_case(case: Case) -> dict[str, Any]:
+    """Record fields of one example case: status, message, CUTLASS version, PTX forms, wall, thread-instructions.
+    A toolchain or build that is missing is ``skip`` with the reason."""
+    rt = case.runtime
+    try:
+        r = run_example(case.form["example"], rt["m"], rt["n"], rt["k"], seed=case.seed)
+    except Unavailable as e:
+        return {"status": "skip", "message": f"CUTLASS example unavailable: {e}"}
+    s = r.stats
+    status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
+    note = f"; {s['rcp']}" if s.get("rcp") else ""
+    return {"status": status, "executor": "ptxvm", "compare_mode": "exact", "mismatches": max(r.mismatches, 0),
+            "message": f"CUTLASS {s['cutlass']} example {s['example']}: {r.message}{note}; "
+                       f"{s.get('thread_instructions', 0)} thread-instructions, {s.get('steps', 0)} steps, "
+                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}"}
