@@ -27,8 +27,10 @@ CLUSTER_RANK_SHIFT = 24
 that CTA's shared memory below: ``(rank << CLUSTER_RANK_SHIFT) | offset``. So a shared variable's address, and
 ``cvta.to.shared`` of its generic address, in cluster rank 1 is ``0x0100_0000 + offset``, and CUTLASS finds the
 even (leader) CTA's barrier of a 2-CTA pair with ``addr & 0xFEFFFFFF``. The one place the VM's layout is
-named; believed from CUTLASS's and Mojo's masks, to be confirmed on an H100 by
-``validation/probes/cluster_shared_addresses``. A non-cluster launch has rank 0: its addresses are offsets."""
+named. Confirmed on an H100 (``validation/probes/cluster_shared_addresses``, ``cluster-rank-lead``; the cluster
+kernels of ``validation/silicon/h100-2026-11-25-cluster`` match bit for bit). Not modelled: sm_90 reserves the
+first 1 KiB of a CTA's window (its first variable sits at 0x400); the VM's start at 0. A non-cluster launch has
+rank 0: its addresses are plain offsets, as before."""
 SHARED_OFFSET_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
 LOCAL_WINDOW = 0x7D00_0000_0000
 """Generic address of byte 0 of the executing thread's local memory (``cvta.local``)."""
