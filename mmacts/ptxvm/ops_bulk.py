@@ -432,6 +432,16 @@ def _bulk_targets(m: Machine, ins: Instr, act: np.ndarray, i: int, dst: int, mba
     return out
 
 
+def _shared_source(m: Machine, ins: Instr, cta: int, lo: int, n: int) -> np.ndarray:
+    """The ``n`` bytes at offset ``lo`` of ``cta``'s shared memory that a bulk copy reads (through the async
+    proxy: generic writes to them must have been fenced), bounds-checked."""
+    if lo + n > m.smem_size:
+        raise VmMemoryFault(f"{ins.opcode}: source of {n} bytes at shared {lo:#x} exceeds the {m.smem_size}-byte "
+                            f"window")
+    m.check_async_reads(cta, np.arange(lo, lo + n), ins.opcode)
+    return m.smem[cta, lo:lo + n].copy()
+
+
 def _bulk_plain(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """``cp.async.bulk`` (non-tensor, 9.7.9.25.4): global -> shared::cluster / shared::cta (optionally
     ``.multicast::cluster``) and shared::cta -> shared::cluster (a copy into a peer CTA's memory), completed
@@ -452,9 +462,7 @@ def _bulk_plain(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if ssp not in ("shared::cta", "shared"):
             raise VmUnsupported(f"{ins.opcode} is not implemented")
         for i, t in enumerate(act):
-            c, lo = int(m.cta[t]), int(soff[i])
-            m.check_async_reads(c, np.arange(lo, lo + int(size[i])), ins.opcode)
-            m.store("global", dst[i:i + 1], m.smem[c, lo:lo + int(size[i])][None, :], act[i:i + 1], ins)
+            m.gmem.store(dst[i:i + 1], _shared_source(m, ins, int(m.cta[t]), int(soff[i]), int(size[i]))[None, :])
         return None
     if not ins.has("mbarrier::complete_tx::bytes") or ssp not in ("global", "shared::cta", "shared"):
         raise VmUnsupported(f"{ins.opcode} is not implemented")
@@ -463,13 +471,9 @@ def _bulk_plain(m: Machine, ins: Instr, act: np.ndarray) -> None:
     for i, t in enumerate(act):
         n = int(size[i])
         if ssp == "global":
-            data = m.load("global", src[i:i + 1], n, act[i:i + 1])[0]
+            data = m.gmem.load(src[i:i + 1], n)[0]  # 16-byte alignment suffices (checked above)
         else:
-            c, lo = int(m.cta[t]), int(soff[i])
-            if lo + n > m.smem_size:
-                raise VmMemoryFault(f"{ins.opcode}: source of {n} bytes at shared {lo:#x} exceeds the window")
-            m.check_async_reads(c, np.arange(lo, lo + n), ins.opcode)
-            data = m.smem[c, lo:lo + n].copy()
+            data = _shared_source(m, ins, int(m.cta[t]), int(soff[i]), n)
         for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
                                           None if masks is None else int(masks[i])):
             if d0 + n > m.smem_size:

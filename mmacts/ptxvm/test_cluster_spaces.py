@@ -307,18 +307,20 @@ def test_multicast_tma_writes_every_masked_cta_and_signals_each_ones_mbarrier() 
         api.RawModule(code=MULTICAST).get_function("k")(4, 32, _tma_args(0b10001), cluster=(4, 1, 1))
 
 
+def _init_expecting(skip: str, tx: int) -> str:
+    """Threads not ``skip`` initialise the CTA's mbarrier ``bar`` (address in %r3) to expect ``tx`` bytes; then the
+    cluster meets, so that every mbarrier exists before any CTA's copy signals it."""
+    return (f"  @{skip} bra INIT_DONE;\n  mbarrier.init.shared::cta.b64 [%r3], 1;\n"
+            f"  mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], {tx};\nINIT_DONE:\n"
+            "  barrier.cluster.arrive.release.aligned;\n  barrier.cluster.wait.acquire.aligned;\n")
+
+
 PAIR = _cluster_kernel("""  mov.u32 %r3, bar;
   mov.u32 %r4, buf;
   setp.ne.u32 %p0, %r0, 0;
   setp.ne.u32 %p4, %r1, 0;
   or.pred %p5, %p0, %p4;
-  @%p5 bra INIT_DONE;
-  mbarrier.init.shared::cta.b64 [%r3], 1;
-  mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], 256;
-INIT_DONE:
-  barrier.cluster.arrive.release.aligned;
-  barrier.cluster.wait.acquire.aligned;
-  @%p0 bra ISSUED;
+""" + _init_expecting("%p5", 256) + """  @%p0 bra ISSUED;
   and.b32 %r10, %r3, 0xFEFFFFFF;
   mul.lo.u32 %r5, %r1, 32;
   TMA_LOAD.cta_group::2 [%r4], [tmap, {%r5}], [%r10];
@@ -357,13 +359,7 @@ BULK = _cluster_kernel("""  mov.u32 %r3, bar;
   fence.proxy.async.shared::cta;
   bar.sync 0;
   setp.ne.u32 %p0, %r0, 0;
-  @%p0 bra INIT_DONE;
-  mbarrier.init.shared::cta.b64 [%r3], 1;
-  mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], 128;
-INIT_DONE:
-  barrier.cluster.arrive.release.aligned;
-  barrier.cluster.wait.acquire.aligned;
-  @%p0 bra WAIT;
+""" + _init_expecting("%p0", 128) + """  @%p0 bra WAIT;
   xor.b32 %r11, %r1, 1;
   mov.u32 %r12, buf2;
   mapa.shared::cluster.u32 %r13, %r12, %r11;
@@ -389,3 +385,43 @@ def test_bulk_copy_into_the_peer_ctas_shared_memory() -> None:
     with pytest.raises(api.LaunchError, match="reads shared memory byte 0x0 of CTA 0 written at line 22"):
         api.RawModule(code=BULK.replace("  fence.proxy.async.shared::cta;\n", "")).get_function("k")(
             2, 32, (out,), cluster=(2, 1, 1))
+
+
+BULK_GLOBAL = HEAD + """.visible .entry k(.param .u64 pin, .param .u64 pout)
+{
+""" + REGS + """  .shared .align 128 .b8 buf[256];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  mov.u32 %r0, %tid.x;
+  setp.ne.u32 %p0, %r0, 0;
+  @%p0 bra END;
+  mov.u32 %r3, bar;
+  mov.u32 %r4, buf;
+  mbarrier.init.shared::cta.b64 [%r3], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], 240;
+  add.u64 %rd5, %rd1, 16;
+  cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r4], [%rd5], 240, [%r3];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
+  @!%p1 bra WAIT;
+  cp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r4], 240;
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group 0;
+END:
+  ret;
+}
+"""
+
+
+def test_plain_bulk_copies_global_to_shared_and_back() -> None:
+    """``cp.async.bulk`` global -> shared::cta (240 bytes from a 16-byte-aligned, not 240-aligned, address, completed
+    on the mbarrier) and shared::cta -> global (``.bulk_group``). Planted faults: a source past the window; a
+    natural-alignment check of the whole size (the copy from +16 is refused)."""
+    src = api.asarray(np.arange(64, dtype=np.uint32))
+    out = api.zeros(60, np.uint32)
+    api.RawModule(code=BULK_GLOBAL).get_function("k")(1, 32, (src, out))
+    assert (out.get() == np.arange(4, 64)).all()
+    with pytest.raises(api.LaunchError, match="source of 288 bytes at shared 0x0 exceeds the 272-byte window"):
+        api.RawModule(code=BULK_GLOBAL.replace("[%rd2], [%r4], 240;", "[%rd2], [%r4], 288;")).get_function("k")(
+            1, 32, (src, api.zeros(68, np.uint32)))
