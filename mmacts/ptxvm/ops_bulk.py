@@ -19,8 +19,13 @@ Semantics kept, so that a kernel that forgets a wait reads stale data as it coul
   swizzle of ``swizzle_mode`` (none / 32B / 64B / 128B, 16-byte atomicity), which permutes 16-byte
   chunks by the shared-memory *address* bits: chunk bits [4, 4+s) ^= bits [7, 7+s) for s = 1, 2, 3.
   The bytes land as async-proxy writes (no ``fence.proxy.async`` needed before tcgen05.mma reads).
-- Bulk copies shared -> global (``cp.async.bulk.tensor.*.global.shared::cta``) are performed at issue;
-  ``cp.async.bulk.commit_group`` / ``wait_group`` then have nothing left to wait for.
+- Bulk copies shared -> global (``cp.async.bulk.tensor.*.global.shared::cta``, ``cp.async.bulk.global.shared::cta``)
+  are performed at issue; ``cp.async.bulk.commit_group`` / ``wait_group`` then have nothing left to wait for.
+- Into other CTAs of the cluster: a ``.shared::cluster`` destination names its CTA by the address's rank bits
+  (``memory.CLUSTER_RANK_SHIFT``); ``.multicast::cluster`` writes the same offset in every CTA of ``ctaMask`` and
+  completes the transaction on each one's mbarrier at the same offset (with ``.cta_group::2``, the mbarrier of
+  the mbarrier address's parity in each destination's CTA pair); ``cp.async.bulk.shared::cluster.shared::cta``
+  copies the executing CTA's shared memory into a peer's. See :func:`_bulk_targets`.
 
 The tensor map is an opaque 128-byte object (5.5.8): the CUDA driver's binary layout is not published,
 so the VM keeps the fields ``tensormap.replace`` names at offsets of its own (:data:`FIELDS`), all zero
@@ -324,16 +329,22 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
 
 
 def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    s = state(m)
     sub = ins.parts[3] if len(ins.parts) > 3 else ""
     if sub in ("commit_group", "wait_group"):  # bulk async-groups: every bulk copy is complete at issue
         return None
-    if sub != "tensor":
-        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    if sub == "tensor":
+        return _bulk_tensor(m, ins, act)
+    if sub.startswith("shared") or sub == "global":
+        return _bulk_plain(m, ins, act)
+    raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``cp.async.bulk.tensor``: global -> shared (unicast, ``.multicast::cluster``, ``.cta_group::{1,2}``;
+    the writes land when the mbarrier is waited on) and shared::cta -> global (performed at issue)."""
+    s = state(m)
     if "tile" not in ins.parts and any(p.startswith("im2col") for p in ins.parts):
         raise VmUnsupported(f"{ins.opcode}: im2col mode is not implemented")
-    if any(p.startswith("multicast") for p in ins.parts):
-        raise VmUnsupported(f"{ins.opcode}: multicast is not implemented")
     dims = int(ins.parts[4][0])
     ops = _tensor_operands(ins)
     if ins.parts[5].startswith("shared"):  # global -> shared
@@ -346,31 +357,129 @@ def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if len(coords) != dims:
             raise VmError(f"{ins.opcode}: {len(coords)} coordinates for .{dims}d")
         mbars = m.address(mbar_op, act)
-        for i, t in enumerate(act):
-            cta = int(m.cta[t])
+        masks = _cta_masks(m, ins, ops[4:], act)
+        for i in range(len(act)):
             tm = _read_tensormap(m, int(tmaps[i]), ins)
             data, tx = _box(m, tm, [int(c[i]) for c in coords], ins)
-            d0 = int(dst[i])
-            if d0 % 128:
-                raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
-            if d0 + data.size > m.smem_size:
-                raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
-                                    f"{m.smem_size}-byte window")
-            sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
-            flat = cta * m.smem.shape[1] + sa
-            s.tensor.append(PendingCopy(cta, flat, data, (cta, int(mbars[i])), tx, ins.line))
+            for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
+                                              None if masks is None else int(masks[i])):
+                if d0 % 128:
+                    raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
+                if d0 + data.size > m.smem_size:
+                    raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
+                                        f"{m.smem_size}-byte window")
+                sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
+                s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + sa, data, mbar, tx, ins.line))
         return None
     if ins.parts[5] == "global":  # shared -> global (TMA store): performed now
         tmap_op, coord_op, src_op = ops[0], ops[1], ops[2]
         tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
-        srcs = m.address(src_op, act)
+        srcs = m.shared_target(m.address(src_op, act), act, f"{ins.opcode} source")[1]
         for i, t in enumerate(act):
             cta = int(m.cta[t])
             tm = _read_tensormap(m, int(tmaps[i]), ins)
             _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _cta_masks(m: Machine, ins: Instr, rest: tuple[Operand, ...], act: np.ndarray) -> np.ndarray | None:
+    """The 16-bit ``ctaMask`` of a ``.multicast::cluster`` copy (the operand after the mbarrier), else None."""
+    if not ins.has("multicast::cluster"):
+        if any(p.startswith("multicast") for p in ins.parts):
+            raise VmUnsupported(f"{ins.opcode}: this multicast form is not implemented")
+        return None
+    if not rest:
+        raise VmError(f"{ins.opcode}: .multicast::cluster needs a ctaMask operand")
+    return m.read(rest[0], ptx_type("u16"), act)
+
+
+def _bulk_targets(m: Machine, ins: Instr, act: np.ndarray, i: int, dst: int, mbar: int,
+                  mask: int | None) -> list[tuple[int, int, tuple[int, int]]]:
+    """(chunk CTA, byte offset, mbarrier key) of each shared destination of one bulk copy issued by ``act[i]``
+    (9.7.9.25.4-5). Unicast: the CTA the destination address's rank bits name; ``.multicast::cluster``: each
+    CTA whose rank is set in ``mask``, at the same offset. The mbarrier that receives complete_tx: without
+    ``.cta_group::2`` the one at the mbarrier's offset in the destination CTA itself (unicast: the address must
+    name that CTA); with ``.cta_group::2`` it may be in either CTA of the destination's pair: the one of the
+    mbarrier address's rank parity in the destination's pair (CUTLASS's 2-SM loads signal the even CTA's
+    barrier, ``addr & 0xFEFFFFFF``). A destination space ``.shared::cta`` names the executing CTA only."""
+    t = int(act[i])
+    one = np.array([t])
+    cluster = ins.parts[3 if ins.parts[3] != "tensor" else 5] == "shared::cluster"
+    dc, doff = m.shared_target(np.array([dst], dtype=np.uint64), one, f"{ins.opcode} destination", cluster)
+    mc, moff = m.shared_target(np.array([mbar], dtype=np.uint64), one, f"{ins.opcode} mbarrier", cluster)
+    own, d0, mb_cta, mb_off = int(m.cta[t]), int(doff[0]), int(mc[0]), int(moff[0])
+    if mask is not None:
+        if mask >> m.cluster_size or not mask:
+            raise VmError(f"{ins.opcode}: ctaMask {mask:#06x} names no CTA or a rank past the cluster of "
+                          f"{m.cluster_size} CTAs@thread{i}")
+        dests = [int(m.peer[own, r]) for r in range(m.cluster_size) if mask >> r & 1]
+    else:
+        dests = [int(dc[0])]
+    pair = ins.has("cta_group::2")
+    if pair and m.cluster_size % 2:
+        raise VmError(f"{ins.opcode}: .cta_group::2 needs clusters of an even number of CTAs, not {m.cluster_size}")
+    out = []
+    for d in dests:
+        rank = int(m.rank_of_cta[d])
+        want = int(m.peer[own, (rank & ~1) | (int(m.rank_of_cta[mb_cta]) & 1)]) if pair else d
+        if mask is None and mb_cta != want:
+            where = "pair" if pair else "CTA (only .cta_group::2 may signal the peer CTA's)"
+            raise VmError(f"{ins.opcode}: the mbarrier (cluster rank {int(m.rank_of_cta[mb_cta])}) is not in the "
+                          f"destination's {where}; the destination is cluster rank {rank}@thread{i}")
+        out.append((d, d0, (want, mb_off)))
+    return out
+
+
+def _shared_source(m: Machine, ins: Instr, cta: int, lo: int, n: int) -> np.ndarray:
+    """The ``n`` bytes at offset ``lo`` of ``cta``'s shared memory that a bulk copy reads (through the async
+    proxy: generic writes to them must have been fenced), bounds-checked."""
+    if lo + n > m.smem_size:
+        raise VmMemoryFault(f"{ins.opcode}: source of {n} bytes at shared {lo:#x} exceeds the {m.smem_size}-byte "
+                            f"window")
+    m.check_async_reads(cta, np.arange(lo, lo + n), ins.opcode)
+    return m.smem[cta, lo:lo + n].copy()
+
+
+def _bulk_plain(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``cp.async.bulk`` (non-tensor, 9.7.9.25.4): global -> shared::cluster / shared::cta (optionally
+    ``.multicast::cluster``) and shared::cta -> shared::cluster (a copy into a peer CTA's memory), completed
+    on an mbarrier like the tensor form; shared::cta -> global (``.bulk_group``), performed at issue. ``size``
+    is a multiple of 16 and both addresses 16-byte aligned; a shared source is read by the async proxy (so
+    generic writes to it need ``fence.proxy.async`` first)."""
+    s = state(m)
+    dsp, ssp = ins.parts[3], ins.parts[4]
+    ops = ins.operands
+    dst, src = m.address(ops[0], act), m.address(ops[1], act)
+    size = m.read(ops[2], U32, act).astype(np.int64)
+    if (size % 16).any() or ((dst | src) % np.uint64(16)).any():
+        raise VmMemoryFault(f"{ins.opcode}: size must be a multiple of 16 and both addresses 16-byte aligned")
+    soff = np.zeros(len(act), dtype=np.int64)
+    if ssp in ("shared::cta", "shared"):
+        soff = m.shared_target(src, act, f"{ins.opcode} source")[1].astype(np.int64)
+    if dsp == "global":
+        if ssp not in ("shared::cta", "shared"):
+            raise VmUnsupported(f"{ins.opcode} is not implemented")
+        for i, t in enumerate(act):
+            m.gmem.store(dst[i:i + 1], _shared_source(m, ins, int(m.cta[t]), int(soff[i]), int(size[i]))[None, :])
+        return None
+    if not ins.has("mbarrier::complete_tx::bytes") or ssp not in ("global", "shared::cta", "shared"):
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    mbars = m.address(ops[3], act)
+    masks = _cta_masks(m, ins, ops[4:], act)
+    for i, t in enumerate(act):
+        n = int(size[i])
+        if ssp == "global":
+            data = m.gmem.load(src[i:i + 1], n)[0]  # 16-byte alignment suffices (checked above)
+        else:
+            data = _shared_source(m, ins, int(m.cta[t]), int(soff[i]), n)
+        for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
+                                          None if masks is None else int(masks[i])):
+            if d0 + n > m.smem_size:
+                raise VmMemoryFault(f"{ins.opcode}: {n} bytes at shared {d0:#x} exceed the {m.smem_size}-byte window")
+            s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + np.arange(d0, d0 + n), data, mbar, n, ins.line))
+    return None
 
 
 def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
