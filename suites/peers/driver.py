@@ -45,6 +45,7 @@ REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("peers.cutlass.acc.*", ("AMB-DATAPATH-LAYOUT-E",)),
     ("peers.cutlass.example72*", ("AMB-SF-QUADRANT", "AMB-CP-SOURCE-WALK", "AMB-IDESC-M-FIELD", "AMB-FP4-HOLDER-BITS",
                                   "AMB-FP4-NIBBLE-ORDER")),
+    ("peers.cutlass.example79*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-QUALIFIER-ORDER", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.cutlass.sm120.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-FP6-CONTAINER", "AMB-T37-BLANK-THREADID")),
     ("peers.triton.sm_100a.*e2m1*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.triton.sm_100a.*", ("AMB-SF-QUADRANT", "AMB-IDESC-M-FIELD", "AMB-BLOCK32-ALIAS")),

@@ -1,7 +1,8 @@
-"""CUTLASS example 72b (nvfp4 x nvfp4 -> nvfp4 with generated scale factors), as shipped in the ``nvidia-cutlass``
-wheel, on the PTX VM: D and SFD must equal the exact model, and a planted fault in the SF layout must fail.
+"""CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors) and 79a (sm_120a
+mma.sync: nvfp4 x nvfp4 -> bf16), as shipped in the ``nvidia-cutlass`` wheel, on the PTX VM: D (and 72b's SFD) must
+equal the exact model, and a planted fault in the SF layout must fail.
 
-The first run builds the example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
+The first run builds each example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
 line) only when the toolchain is missing: no ``nvidia-cutlass``, nvcc, g++ or C compiler for libvmcuda."""
 
 from __future__ import annotations
@@ -38,15 +39,20 @@ def test_e2m1_rounding_and_sfd_model() -> None:
     assert sf.tolist() == [[131]] and d[0, :3].tolist() == [5, 8 | 0, 0]  # -3 * 0.078125 = -0.234 -> -0
 
 
-def test_example72b_equals_the_exact_model() -> None:
-    _built_or_skip("72b")
-    r = CE.run_example("72b", 128, 128, 256, seed=1)
+@pytest.mark.parametrize("name, form", [
+    ("72b", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"),
+    ("79a", "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue4m3"),
+])
+def test_example_equals_the_exact_model(name: str, form: str) -> None:
+    _built_or_skip(name)
+    r = CE.run_example(name, 128, 128, 256, seed=1)
     assert r.ok, r.message
-    assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16" in r.stats["forms"]
+    assert form in r.stats["forms"]
 
 
-def test_example72b_planted_sf_layout_fault_fails() -> None:
+@pytest.mark.parametrize("name, what", [("72b", "SFD"), ("79a", "D (bf16)")])
+def test_planted_sf_layout_fault_fails(name: str, what: str) -> None:
     """Planted: SFA written through the layout of the neighbouring row (rows rotated inside each 32-row group)."""
-    _built_or_skip("72b")
-    r = CE.run_example("72b", 128, 128, 256, seed=1, fault="sfa_rows")
-    assert not r.ok and r.mismatches > 0 and "SFD" in r.message, r.message
+    _built_or_skip(name)
+    r = CE.run_example(name, 128, 128, 256, seed=1, fault="sfa_rows")
+    assert not r.ok and r.mismatches > 0 and what in r.message, r.message
