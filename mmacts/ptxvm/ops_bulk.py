@@ -46,7 +46,7 @@ import numpy as np
 from mmacts.ptxvm import ops_core
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
-from mmacts.ptxvm.memory import PARAM_WINDOW, WINDOW_SIZE
+from mmacts.ptxvm.memory import PARAM_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr, Operand, _split_operands, parse_operand
 from mmacts.ptxvm.ptxtypes import ptx_type
 
@@ -566,3 +566,45 @@ def _tensormap(m: Machine, ins: Instr, act: np.ndarray) -> None:
             m.gmem.store(dst[i:i + 1], raw)
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+# ------------------------------------------------------------------------------------------ st.async
+@handler("st.async")
+def _st_async(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``st.async{.sem}{.scope}.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]``
+    (9.7.9.12): an asynchronous store into a CTA of the cluster that completes its byte count on the mbarrier
+    ``mbar`` of the same CTA. Like the bulk copies, the bytes land (and the transaction completes) when that
+    mbarrier is waited on, so a reader that does not wait sees the old bytes."""
+    if not (ins.has("shared::cluster") and ins.has("mbarrier::complete_tx::bytes")):
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    t = ops_core._ty(ins)
+    nv = ops_core._vec_width(ins)
+    a, src, mbar = ins.operands
+    items = src.items if src.kind == "vec" else (src,)
+    if len(items) != nv:
+        raise VmError(f"{ins.opcode}: {len(items)} sources for .v{nv}")
+    data = np.concatenate([np.ascontiguousarray(m.read(it, t, act)).view(t.udtype).view(np.uint8)
+                           .reshape(len(act), t.nbytes) for it in items], axis=1)
+    n = data.shape[1]
+    addrs = m.address(a, act)
+    check_aligned(addrs, n, "shared")
+    ctas, offs = m.shared_target(addrs, act, ins.opcode, True)
+    mctas, moffs = m.shared_target(m.address(mbar, act), act, f"{ins.opcode} mbarrier", True)
+    if (ctas != mctas).any():
+        i = int(np.flatnonzero(ctas != mctas)[0])
+        raise VmError(f"{ins.opcode}: the mbarrier is not in the CTA the store writes@thread{i}")
+    if (offs + np.uint64(n) > np.uint64(m.smem_size)).any():
+        i = int(np.flatnonzero(offs + np.uint64(n) > np.uint64(m.smem_size))[0])
+        raise VmMemoryFault(f"{ins.opcode}: {n} bytes at shared::cluster {int(addrs[i]):#x} exceed the "
+                            f"{m.smem_size}-byte window@thread{i}")
+    s = state(m)
+    for i in range(len(act)):
+        c, lo = int(ctas[i]), int(offs[i])
+        s.tensor.append(PendingCopy(c, c * m.smem.shape[1] + np.arange(lo, lo + n), data[i].copy(),
+                                    (c, int(moffs[i])), n, ins.line))
+
+
+@handler("red.async")
+def _red_async(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``red.async`` (remote reductions completing on an mbarrier): not implemented, refused by name."""
+    raise VmUnsupported(f"{ins.opcode} is not implemented by the VM")

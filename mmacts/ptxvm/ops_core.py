@@ -22,18 +22,11 @@ import functools
 import numpy as np
 
 from mmacts.ptxvm import floatops, fpnum
+from mmacts.ptxvm import memory as mem
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.floatops import is_float_type
 from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState, handler
-from mmacts.ptxvm.memory import (
-    CLUSTER_RANK_SHIFT,
-    LOCAL_WINDOW,
-    PARAM_WINDOW,
-    SHARED_OFFSET_MASK,
-    SHARED_WINDOW,
-    WINDOW_SIZE,
-    check_aligned,
-)
+from mmacts.ptxvm.memory import check_aligned
 from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, is_type, ptx_type
 
@@ -583,15 +576,15 @@ def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if sp == "global":
         m.write(d, t, act, m.read(a, t, act))
         return
-    base = {"shared": SHARED_WINDOW, "shared::cta": SHARED_WINDOW, "shared::cluster": SHARED_WINDOW,
-            "local": LOCAL_WINDOW, "param": PARAM_WINDOW}.get(sp)
+    base = {"shared": mem.SHARED_WINDOW, "shared::cta": mem.SHARED_WINDOW, "shared::cluster": mem.SHARED_WINDOW,
+            "local": mem.LOCAL_WINDOW, "param": mem.PARAM_WINDOW}.get(sp)
     if base is None:
         raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
     x = _as_u(m.read(a, t, act), t).astype(np.uint64)
     if ins.has("to"):
         r = x - U64(base)
-        if (r >= U64(WINDOW_SIZE)).any():
-            i = int(np.flatnonzero(r >= U64(WINDOW_SIZE))[0])
+        if (r >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(r >= U64(mem.WINDOW_SIZE))[0])
             raise VmMemoryFault(f"{ins.opcode} of {int(x[i]):#x}, which is not in the generic .{sp} window@thread{i}")
     else:
         if t.bits != 64:
@@ -607,12 +600,12 @@ def _isspacep(m: Machine, ins: Instr, act: np.ndarray) -> None:
     shared memory, shared::cluster: any CTA's of its cluster (by the rank bits)."""
     d, a = ins.operands
     x = m.read(a, ptx_type("u64"), act)
-    in_sh = (x - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE)
-    in_lo = (x - U64(LOCAL_WINDOW)) < U64(WINDOW_SIZE)
-    in_pa = (x - U64(PARAM_WINDOW)) < U64(WINDOW_SIZE)
+    in_sh = (x - U64(mem.SHARED_WINDOW)) < U64(mem.WINDOW_SIZE)
+    in_lo = (x - U64(mem.LOCAL_WINDOW)) < U64(mem.WINDOW_SIZE)
+    in_pa = (x - U64(mem.PARAM_WINDOW)) < U64(mem.WINDOW_SIZE)
     sp = ins.parts[1]
     if sp in ("shared", "shared::cta", "shared::cluster") and m.cluster_size > 1:  # by the address's rank bits
-        rank = ((x - U64(SHARED_WINDOW)) >> U64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+        rank = ((x - U64(mem.SHARED_WINDOW)) >> U64(mem.CLUSTER_RANK_SHIFT)).astype(np.int64)
         mine = m.rank_of_cta[m.cta[act]]
         r = in_sh & ((rank < m.cluster_size) if sp == "shared::cluster" else (rank == mine))
     elif sp in ("shared", "shared::cta", "shared::cluster"):
@@ -640,20 +633,20 @@ def _mapa(m: Machine, ins: Instr, act: np.ndarray) -> None:
     rank = m.read(b, ptx_type("u32"), act).astype(np.int64)
     generic = not ins.has("shared::cluster")
     if generic:
-        x = x - U64(SHARED_WINDOW)
-        if (x >= U64(WINDOW_SIZE)).any():
-            i = int(np.flatnonzero(x >= U64(WINDOW_SIZE))[0])
-            raise VmMemoryFault(f"{ins.opcode}: {int(x[i] + U64(SHARED_WINDOW)):#x} is not a generic shared "
+        x = x - U64(mem.SHARED_WINDOW)
+        if (x >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(x >= U64(mem.WINDOW_SIZE))[0])
+            raise VmMemoryFault(f"{ins.opcode}: {int(x[i] + U64(mem.SHARED_WINDOW)):#x} is not a generic shared "
                                 f"address@thread{i}")
-    src_rank = (x >> U64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+    src_rank = (x >> U64(mem.CLUSTER_RANK_SHIFT)).astype(np.int64)
     bad = (rank >= m.cluster_size) | (rank < 0) | (src_rank >= m.cluster_size)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise VmMemoryFault(f"{ins.opcode}: address {int(x[i]):#x} to cluster rank {int(rank[i])} -- the cluster "
                             f"has {m.cluster_size} CTAs@thread{i}")
-    r = (x & U64(SHARED_OFFSET_MASK)) | (rank.astype(np.uint64) << U64(CLUSTER_RANK_SHIFT))
+    r = (x & U64(mem.SHARED_OFFSET_MASK)) | (rank.astype(np.uint64) << U64(mem.CLUSTER_RANK_SHIFT))
     if generic:
-        r = r + U64(SHARED_WINDOW)
+        r = r + U64(mem.SHARED_WINDOW)
     m.write(d, t, act, r.astype(t.udtype).view(t.dtype))
 
 
@@ -1003,10 +996,10 @@ def _mbar_at(m: Machine, ins: Instr, op: Operand, act: np.ndarray, remote: bool)
     addrs = m.address(op, act)
     cluster = ins.has("shared::cluster")
     if not any(p.startswith("shared") for p in ins.parts):
-        addrs = addrs - U64(SHARED_WINDOW)
-        if (addrs >= U64(WINDOW_SIZE)).any():
-            i = int(np.flatnonzero(addrs >= U64(WINDOW_SIZE))[0])
-            raise VmMemoryFault(f"{ins.opcode}: generic address {int(addrs[i] + U64(SHARED_WINDOW)):#x} is not in "
+        addrs = addrs - U64(mem.SHARED_WINDOW)
+        if (addrs >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(addrs >= U64(mem.WINDOW_SIZE))[0])
+            raise VmMemoryFault(f"{ins.opcode}: generic address {int(addrs[i] + U64(mem.SHARED_WINDOW)):#x} is not in "
                                 f"shared memory@thread{i}")
         cluster = remote
     if cluster and not remote:

@@ -425,3 +425,33 @@ def test_plain_bulk_copies_global_to_shared_and_back() -> None:
     with pytest.raises(api.LaunchError, match="source of 288 bytes at shared 0x0 exceeds the 272-byte window"):
         api.RawModule(code=BULK_GLOBAL.replace("[%rd2], [%r4], 240;", "[%rd2], [%r4], 288;")).get_function("k")(
             1, 32, (src, api.zeros(68, np.uint32)))
+
+
+ST_ASYNC = _cluster_kernel("""  mov.u32 %r3, bar;
+  setp.ne.u32 %p0, %r0, 0;
+""" + _init_expecting("%p0", 128) + """  xor.b32 %r11, %r1, 1;
+  mov.u32 %r4, buf;
+  shl.b32 %r6, %r0, 2;
+  add.u32 %r12, %r4, %r6;
+  mapa.shared::cluster.u32 %r13, %r12, %r11;
+  mapa.shared::cluster.u32 %r14, %r3, %r11;
+  mad.lo.u32 %r8, %r1, 100, %r0;
+  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r13], %r8, [%r14];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
+  @!%p1 bra WAIT;
+""" + COPY_OUT, TMA_SHARED, ".param .u64 pout")
+
+
+def test_st_async_writes_the_peer_and_completes_on_its_mbarrier() -> None:
+    """Each of the 32 threads of a CTA ``st.async``s 4 bytes into the peer's ``buf`` and completes them on the
+    peer's mbarrier (which expects 128 bytes). Planted fault: the mbarrier named in the executing CTA while the
+    store goes to the peer -> refused."""
+    out = api.zeros(8 * 32, np.uint32)
+    api.RawModule(code=ST_ASYNC).get_function("k")(4, 32, (out,), cluster=(2, 1, 1))
+    got = out.get().reshape(8, 32)[:4]
+    for c in range(4):
+        assert (got[c] == ((c % 2) ^ 1) * 100 + np.arange(32)).all(), c
+    with pytest.raises(api.LaunchError, match="the mbarrier is not in the CTA the store writes"):
+        api.RawModule(code=ST_ASYNC.replace("[%r13], %r8, [%r14]", "[%r13], %r8, [%r3]")).get_function("k")(
+            2, 32, (out,), cluster=(2, 1, 1))
