@@ -268,6 +268,22 @@ def _swizzle(addrs: np.ndarray, mode: int) -> np.ndarray:
     return addrs ^ (((addrs >> 7) & mask) << 4)
 
 
+def _box_grid(box: list[int], coords: list[int], dims: list[int], strides: list[int]) -> tuple[np.ndarray,
+                                                                                             np.ndarray]:
+    """Per box element (outermost dimension first, as numpy indexes): whether it lies inside the tensor, and its
+    byte offset from the tensor's start (clamped into the tensor, so an element outside still has an address
+    that loads may read and then fill). ``box``, ``coords``, ``dims`` innermost first; ``strides`` in bytes,
+    the innermost one the element size."""
+    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
+                                                                          strict=True)], indexing="ij")
+    inb = np.ones(idx[0].shape, dtype=bool)
+    off = np.zeros(idx[0].shape, dtype=np.int64)
+    for k, (dim, stride) in enumerate(zip(reversed(dims), reversed(strides), strict=True)):
+        inb &= (idx[k] >= 0) & (idx[k] < dim)
+        off += np.clip(idx[k], 0, max(dim - 1, 0)) * stride
+    return inb, off
+
+
 def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.ndarray, int]:
     """The box at ``coords`` as the bytes shared memory receives (dense, innermost dimension first,
     padded for the ``_p64`` / ``_p32`` packed types) and the transaction count (bytes of data)."""
@@ -302,16 +318,7 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
     if span and box[0] * (es + pad) > span:
         raise VmError(f"{ins.opcode}: inner box of {box[0] * (es + pad)} bytes exceeds the {span}-byte swizzle "
                       f"span")
-    # element index grids, innermost last for numpy (reversed dims)
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    dims = list(reversed(dims_in))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += np.clip(idx[k], 0, max(dims[k] - 1, 0)) * strides[k]
+    inb, off = _box_grid(box, coords, dims_in, [es, *tm.strides[:r - 1]])
     flat_off = off.reshape(-1)
     addrs = (np.uint64(tm.address) + flat_off.astype(np.uint64))
     good = inb.reshape(-1)
@@ -504,15 +511,7 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
     sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    dims = list(reversed(dims_in))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += idx[k] * strides[k]
+    inb, off = _box_grid(box, coords, dims_in, [es, *tm.strides[:r - 1]])
     good = inb.reshape(-1)
     if good.any():
         m.gmem.store(np.uint64(tm.address) + off.reshape(-1)[good].astype(np.uint64), data[good])
