@@ -354,7 +354,8 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
         raise VmUnsupported(f"{ins.opcode}: im2col mode is not implemented")
     dims = int(ins.parts[4][0])
     ops = _tensor_operands(ins)
-    if ins.parts[5].startswith("shared"):  # global -> shared
+    dst_space = _spaces(ins)[0]
+    if dst_space.startswith("shared"):  # global -> shared
         dst_op, tmap_op, coord_op, mbar_op = ops[0], ops[1], ops[2], ops[3]
         if not ins.has("mbarrier::complete_tx::bytes"):
             raise VmUnsupported(f"{ins.opcode}: only the mbarrier::complete_tx::bytes completion is implemented")
@@ -378,7 +379,7 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
                 sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
                 s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + sa, data, mbar, tx, ins.line))
         return None
-    if ins.parts[5] == "global":  # shared -> global (TMA store): performed now
+    if dst_space == "global":  # shared -> global (TMA store): performed now
         tmap_op, coord_op, src_op = ops[0], ops[1], ops[2]
         tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
@@ -389,6 +390,13 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
             _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _spaces(ins: Instr) -> list[str]:
+    """The state spaces of a bulk copy, destination first. Found by name, not position: CUTLASS (and ptxas)
+    also spell ``.cta_group::2`` before them (``cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global``)."""
+    out = [p for p in ins.parts[3:] if p.split("::")[0] in ("shared", "global")]
+    return out or [""]
 
 
 def _cta_masks(m: Machine, ins: Instr, rest: tuple[Operand, ...], act: np.ndarray) -> np.ndarray | None:
@@ -413,7 +421,7 @@ def _bulk_targets(m: Machine, ins: Instr, act: np.ndarray, i: int, dst: int, mba
     barrier, ``addr & 0xFEFFFFFF``). A destination space ``.shared::cta`` names the executing CTA only."""
     t = int(act[i])
     one = np.array([t])
-    cluster = ins.parts[3 if ins.parts[3] != "tensor" else 5] == "shared::cluster"
+    cluster = _spaces(ins)[0] == "shared::cluster"
     dc, doff = m.shared_target(np.array([dst], dtype=np.uint64), one, f"{ins.opcode} destination", cluster)
     mc, moff = m.shared_target(np.array([mbar], dtype=np.uint64), one, f"{ins.opcode} mbarrier", cluster)
     own, d0, mb_cta, mb_off = int(m.cta[t]), int(doff[0]), int(mc[0]), int(moff[0])

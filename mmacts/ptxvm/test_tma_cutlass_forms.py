@@ -1,4 +1,7 @@
-"""TMA stores (``cp.async.bulk.tensor...global.shared::cta``) of packed 4-bit data (16U4_ALIGN8B): CUTLASS's
+"""TMA forms CUTLASS's Blackwell examples use. The ``.cta_group::2`` spelled before the state spaces (72a/72c's
+2-SM loads: ``cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global...``), which ptxas accepts and the VM
+read by position (it took ``cta_group::2`` for the destination space). TMA stores
+(``cp.async.bulk.tensor...global.shared::cta``) of packed 4-bit data (16U4_ALIGN8B): CUTLASS's
 nvfp4-output epilogue (example 72b) stores D this way. The box's bytes in shared memory (16 elements in 8 bytes,
 no padding) must land at the coordinates' bytes in global memory, and nothing else may change; refused by name:
 an inner coordinate that is not a multiple of 16 elements, and the padded packed types."""
@@ -10,6 +13,7 @@ import pytest
 
 from mmacts.ptxvm import api as vm
 from mmacts.ptxvm.host.tensormap import encode_tiled
+from mmacts.ptxvm.test_cluster_spaces import PAIR, _tma_args
 
 KERNEL = """.version 8.7
 .target sm_100a
@@ -78,3 +82,17 @@ def test_unaligned_inner_coordinate_and_padded_type_are_refused() -> None:
         _store("16U4_ALIGN8B", [64, 3], [8, 0])
     with pytest.raises(vm.LaunchError, match="not implemented for stores"):
         _store("16U4_ALIGN16B", [128, 2], [0, 0])
+
+
+def test_cta_group_before_the_state_spaces() -> None:
+    """The cluster test's 2-SM pair load respelled as CUTLASS emits it gives the same result. Planted fault: the
+    position-based reading this replaced refused the launch (``cta_group::2`` is no state space)."""
+    old = "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+    assert old in PAIR
+    ptx = PAIR.replace(old, "cp.async.bulk.tensor.1d.cta_group::2.shared::cluster.global.tile.mbarrier::"
+                            "complete_tx::bytes")
+    tmap, out, mask = _tma_args(0)
+    vm.RawModule(code=ptx).get_function("k")(4, 32, (tmap, out, mask), cluster=(2, 1, 1))
+    got = out.get().reshape(8, 32)[:4]
+    for c in range(4):
+        assert (got[c] == (np.arange(32) + 32 * (c % 2)) * 3).all(), c
