@@ -419,7 +419,11 @@ SIZES: dict[str, dict[str, tuple[tuple[int, int, int], ...]]] = {
 """Problem sizes per example and level: the VM runs 72b's 256x256x1024 in seconds, 79a's (mma.sync, one warp
 instruction per 16x8x64) takes about a minute; the first build of an example takes minutes (cached)."""
 RUNNABLE = ("72b", "79a")
-"""Examples whose cases are listed. 72a and 72c (2-SM MMA, cluster 2x4) are not yet (see the report)."""
+"""Examples whose cases are listed. 72a (2-SM MMA, cluster 2x4) builds and runs its mainloop on the VM (TMA
+multicast with .cta_group::2, tcgen05.cp/mma.cta_group::2) but stops at tcgen05.dealloc: its epilogue reads
+tcgen05.ld results with no tcgen05.wait::ld on the path that does not release the accumulator
+(sm100_epilogue_tma_warpspecialized.hpp waits only before ``consumer_release``), which the VM calls a hazard;
+whether a register read completes a tcgen05.ld is the open question. 72c shares that epilogue."""
 
 
 def case_id(name: str, m: int, n: int, k: int) -> str:
