@@ -56,3 +56,18 @@ def test_planted_sf_layout_fault_fails(name: str, what: str) -> None:
     _built_or_skip(name)
     r = CE.run_example(name, 128, 128, 256, seed=1, fault="sfa_rows")
     assert not r.ok and r.mismatches > 0 and what in r.message, r.message
+
+
+@pytest.mark.parametrize("name", sorted(CE.BLOCKED))
+def test_blocked_examples_stop_where_recorded(name: str) -> None:
+    """72a/72c stop at the VM's tcgen05.dealloc hazard (see ``BLOCKED``); when the VM's reading changes this fails
+    and the example moves to ``RUNNABLE``. Only with a cached build (a 2-SM example builds for 10+ minutes)."""
+    try:
+        toolchain()
+    except Unavailable as e:
+        pytest.skip(str(e))
+    if not CE.is_built(CE.EXAMPLES[name]):
+        pytest.skip(f"example {name} is not built (python -c 'from suites.peers import cutlass_examples as C; "
+                    f"C.build(C.EXAMPLES[\"{name}\"])')")
+    r = CE.run_example(name, 256, 256, 256, seed=1)
+    assert not r.ok and CE.BLOCKED[name] in r.message, r.message
