@@ -10,7 +10,8 @@ apart from the Python one makes a wrong reading of the contract in either show u
 (``MMACTS_CACHE_DIR`` moves it), the way the CUTLASS peer caches its programs.
 
 Stable interface (other code links against it): :func:`build` ``-> Path`` of ``libvmcuda.so``, :data:`HEADER`
-(``vmcuda.h``; include it after or instead of ``<cuda.h>``), :func:`load` for ctypes.
+(``vmcuda.h``; include it after or instead of ``<cuda.h>``), :func:`load` for ctypes (:func:`declare` puts the
+same signatures on any library, the real libcuda included).
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ def build(source: Path | None = None) -> Path:
     return out
 
 
-@cache
-def _load(path: Path) -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(path))
+def declare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """Declare the driver signatures on ``lib`` (this library, or the real ``libcuda.so.1`` -- the hardware probe
+    in ``validation/probes/tma-im2col`` calls both the same way)."""
     u32, u64, vp = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p
     p64, p32, pint = ctypes.POINTER(u64), ctypes.POINTER(u32), ctypes.POINTER(ctypes.c_int)
     common = [vp, ctypes.c_int, u32, vp, p64, p64]
@@ -92,9 +93,15 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.cuDriverGetVersion.argtypes = [pint]
     lib.cuGetErrorString.argtypes = lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     lib.cuInit.argtypes = [ctypes.c_uint]
-    lib.vmcudaLastRule.restype = ctypes.c_char_p
-    lib.vmcudaLastRule.argtypes = []
+    if hasattr(lib, "vmcudaLastRule"):
+        lib.vmcudaLastRule.restype = ctypes.c_char_p
+        lib.vmcudaLastRule.argtypes = []
     return lib
+
+
+@cache
+def _load(path: Path) -> ctypes.CDLL:
+    return declare(ctypes.CDLL(str(path)))
 
 
 def load(source: Path | None = None) -> ctypes.CDLL:
