@@ -96,8 +96,9 @@ def tensormap_tiled(a: DeviceArray, box: Sequence[int], *, swizzle: str | int = 
     ``cp.async.bulk.tensor`` (pointer form), or with ``by_value=True`` as the ``numpy.void`` a ``__grid_constant__``
     parameter takes. ``box`` (and ``element_strides``) follow ``a.shape``'s axis order (outermost first); the
     kernel's coordinates are innermost first, as in PTX. ``data_type`` defaults from ``a.dtype`` (give
-    ``"BFLOAT16"`` or ``"TFLOAT32"`` explicitly). Note: the VM's ``cp.async.bulk.tensor`` reads maps in global
-    memory; a map in the parameter space (``cvta.param``) is not implemented yet."""
+    ``"BFLOAT16"`` or ``"TFLOAT32"`` explicitly). The VM's ``cp.async.bulk.tensor`` reads a map in global memory
+    or in the kernel parameter space (a ``__grid_constant__`` parameter, addressed by name or through
+    ``cvta.param``, as nvcc emits it)."""
     dt, dims, strides = _tma_shape(a, data_type)
     m = encode_tiled(dt, len(dims), a.base, dims, strides, list(reversed(box)),
                      None if element_strides is None else list(reversed(element_strides)), interleave, swizzle,

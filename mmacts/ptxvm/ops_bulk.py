@@ -26,8 +26,13 @@ Semantics kept, so that a kernel that forgets a wait reads stale data as it coul
   ``c`` at position + im2col offsets. Elements outside the tensor (padding, N past the batch, channels past C)
   are filled as in tile mode. Shared memory receives the pixels as rows of channels, swizzled as in tile mode.
   Traversal strides other than 1, interleave, ``im2col::w`` / ``::w::128`` and im2col stores are refused by name.
-- Bulk copies shared -> global (``cp.async.bulk.tensor.*.global.shared::cta``) are performed at issue;
-  ``cp.async.bulk.commit_group`` / ``wait_group`` then have nothing left to wait for.
+- Bulk copies shared -> global (``cp.async.bulk.tensor.*.global.shared::cta``, ``cp.async.bulk.global.shared::cta``)
+  are performed at issue; ``cp.async.bulk.commit_group`` / ``wait_group`` then have nothing left to wait for.
+- Into other CTAs of the cluster: a ``.shared::cluster`` destination names its CTA by the address's rank bits
+  (``memory.CLUSTER_RANK_SHIFT``); ``.multicast::cluster`` writes the same offset in every CTA of ``ctaMask`` and
+  completes the transaction on each one's mbarrier at the same offset (with ``.cta_group::2``, the mbarrier of
+  the mbarrier address's parity in each destination's CTA pair); ``cp.async.bulk.shared::cluster.shared::cta``
+  copies the executing CTA's shared memory into a peer's. See :func:`_bulk_targets`.
 
 The tensor map is an opaque 128-byte object (5.5.8): the CUDA driver's binary layout is not published,
 so the VM keeps the fields ``tensormap.replace`` names at offsets of its own (:data:`FIELDS`; the im2col ones in
@@ -37,7 +42,8 @@ zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, 
 builds maps in this layout with ``mmacts.ptxvm.host.encode_tiled`` / ``encode_im2col`` or the C library
 ``mmacts/ptxvm/host/libvmcuda`` (the ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` contract,
 written from the documentation with a table of its own; ``host/test_tensormap.py`` proves the two agree). A map
-encoded by the real driver is not readable (its layout is unpublished), nor is a map in the parameter space.
+encoded by the real driver is not readable (its layout is unpublished). A map may lie in global memory or in the
+kernel's parameter block (a ``__grid_constant__`` parameter: ``cvta.param`` makes its generic address).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ import numpy as np
 from mmacts.ptxvm import ops_core
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.memory import PARAM_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr, Operand, _split_operands, parse_operand
 from mmacts.ptxvm.ptxtypes import ptx_type
 
@@ -261,10 +268,26 @@ def _tensor_operands(ins: Instr) -> tuple[Operand, ...]:
     return _OPERANDS[key]
 
 
+def _tensormap_addresses(m: Machine, op: Operand, act: np.ndarray) -> np.ndarray:
+    """Generic addresses of the tensor maps ``op`` names: a register (a global address, or a generic one in the
+    parameter window after ``cvta.param``) or a kernel parameter by name (``[k_param_0, {..}]``: its
+    parameter-space address, made generic here)."""
+    addrs = m.address(op, act)
+    if op.base is not None and op.base.kind == "sym" and op.base.name in m.param_offsets:
+        addrs = addrs + np.uint64(PARAM_WINDOW)
+    return addrs
+
+
 def _read_tensormap(m: Machine, addr: int, ins: Instr) -> TensorMap:
+    """The 128-byte map at generic ``addr``: in global memory, or in the kernel parameter block (a
+    ``__grid_constant__`` parameter reached through ``cvta.param``)."""
     if addr % 64:
         raise VmMemoryFault(f"{ins.opcode}: tensor map address {addr:#x} is not 64-byte aligned")
-    raw = m.gmem.load(np.array([addr], dtype=np.uint64), TENSORMAP_BYTES)[0]
+    a = np.array([addr], dtype=np.uint64)
+    if int(a[0]) - PARAM_WINDOW in range(WINDOW_SIZE):
+        raw = m.param_load(a - np.uint64(PARAM_WINDOW), TENSORMAP_BYTES)[0]
+    else:
+        raw = m.gmem.load(a, TENSORMAP_BYTES)[0]
     return TensorMap.decode(raw)
 
 
@@ -296,17 +319,23 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
     if any(b < 1 or b > 256 for b in box):
         raise VmError(f"{ins.opcode}: tensor map box {box} out of range [1, 256]")
     box[0], coords[0], dims_in[0], es, pad = _inner(tm, box[0], coords[0], dims_in[0], ins)
-    # element index grids, innermost last for numpy (reversed dims)
+    inb, off = _box_offsets(box, coords, dims_in, [es, *tm.strides[:r - 1]])
+    return _gather(m, tm, off, inb, es, pad)
+
+
+def _box_offsets(box: list[int], coords: list[int], dims: list[int],
+                 strides: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per element of the box at ``coords`` (dimension 0 innermost, fastest), whether it lies inside the tensor
+    of extents ``dims`` and its byte offset there (``strides`` in bytes, dimension 0 first; indices outside the
+    tensor clipped to it, so that every offset is a valid address)."""
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
                                                                           strict=True)], indexing="ij")
-    dims = list(reversed(dims_in))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
     inb = np.ones(idx[0].shape, dtype=bool)
     off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += np.clip(idx[k], 0, max(dims[k] - 1, 0)) * strides[k]
-    return _gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad)
+    for k, (d, st) in enumerate(zip(reversed(dims), reversed(strides), strict=True)):
+        inb &= (idx[k] >= 0) & (idx[k] < d)
+        off += np.clip(idx[k], 0, max(d - 1, 0)) * st
+    return inb.reshape(-1), off.reshape(-1)
 
 
 def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, int, int, int, int]:
@@ -405,60 +434,172 @@ def _im2col_box(m: Machine, tm: TensorMap, coords: list[int], offsets: list[int]
 
 
 def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    s = state(m)
     sub = ins.parts[3] if len(ins.parts) > 3 else ""
     if sub in ("commit_group", "wait_group"):  # bulk async-groups: every bulk copy is complete at issue
         return None
-    if sub != "tensor":
-        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    if sub == "tensor":
+        return _bulk_tensor(m, ins, act)
+    if sub.startswith("shared") or sub == "global":
+        return _bulk_plain(m, ins, act)
+    raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``cp.async.bulk.tensor``: global -> shared (unicast, ``.multicast::cluster``, ``.cta_group::{1,2}``;
+    the writes land when the mbarrier is waited on) and shared::cta -> global (performed at issue)."""
+    s = state(m)
     if any(p.startswith("im2col") and p != "im2col" for p in ins.parts):
         raise VmUnsupported(f"{ins.opcode}: the im2col::w modes are not implemented")
     im2col = "im2col" in ins.parts
-    if any(p.startswith("multicast") for p in ins.parts):
-        raise VmUnsupported(f"{ins.opcode}: multicast is not implemented")
     dims = int(ins.parts[4][0])
     ops = _tensor_operands(ins)
-    if ins.parts[5].startswith("shared"):  # global -> shared
+    dst_space = _spaces(ins)[0]
+    if dst_space.startswith("shared"):  # global -> shared
         dst_op, tmap_op, coord_op, mbar_op = ops[0], ops[1], ops[2], ops[3]
         if not ins.has("mbarrier::complete_tx::bytes"):
             raise VmUnsupported(f"{ins.opcode}: only the mbarrier::complete_tx::bytes completion is implemented")
         dst = m.address(dst_op, act)
-        tmaps = m.address(tmap_op, act)
+        tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
         if len(coords) != dims:
             raise VmError(f"{ins.opcode}: {len(coords)} coordinates for .{dims}d")
         mbars = m.address(mbar_op, act)
         offs = _im2col_offsets(m, ins, ops, act, dims) if im2col else []
-        for i, t in enumerate(act):
-            cta = int(m.cta[t])
+        masks = _cta_masks(m, ins, ops[5:] if im2col else ops[4:], act)
+        for i in range(len(act)):
             tm = _read_tensormap(m, int(tmaps[i]), ins)
             if im2col:
                 data, tx = _im2col_box(m, tm, [int(c[i]) for c in coords], [int(o[i]) for o in offs], ins)
             else:
                 data, tx = _box(m, tm, [int(c[i]) for c in coords], ins)
-            d0 = int(dst[i])
-            if d0 % 128:
-                raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
-            if d0 + data.size > m.smem_size:
-                raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
-                                    f"{m.smem_size}-byte window")
-            sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
-            flat = cta * m.smem.shape[1] + sa
-            s.tensor.append(PendingCopy(cta, flat, data, (cta, int(mbars[i])), tx, ins.line))
+            for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
+                                              None if masks is None else int(masks[i])):
+                if d0 % 128:
+                    raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
+                if d0 + data.size > m.smem_size:
+                    raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
+                                        f"{m.smem_size}-byte window")
+                sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
+                s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + sa, data, mbar, tx, ins.line))
         return None
     if im2col:
         raise VmUnsupported(f"{ins.opcode}: im2col stores are not implemented")
-    if ins.parts[5] == "global":  # shared -> global (TMA store): performed now
+    if dst_space == "global":  # shared -> global (TMA store): performed now
         tmap_op, coord_op, src_op = ops[0], ops[1], ops[2]
-        tmaps = m.address(tmap_op, act)
+        tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
-        srcs = m.address(src_op, act)
+        srcs = m.shared_target(m.address(src_op, act), act, f"{ins.opcode} source")[1]
         for i, t in enumerate(act):
             cta = int(m.cta[t])
             tm = _read_tensormap(m, int(tmaps[i]), ins)
             _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _spaces(ins: Instr) -> list[str]:
+    """The state spaces of a bulk copy, destination first. Found by name, not position: CUTLASS (and ptxas)
+    also spell ``.cta_group::2`` before them (``cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global``)."""
+    out = [p for p in ins.parts[3:] if p.split("::")[0] in ("shared", "global")]
+    return out or [""]
+
+
+def _cta_masks(m: Machine, ins: Instr, rest: tuple[Operand, ...], act: np.ndarray) -> np.ndarray | None:
+    """The 16-bit ``ctaMask`` of a ``.multicast::cluster`` copy (the operand after the mbarrier), else None."""
+    if not ins.has("multicast::cluster"):
+        if any(p.startswith("multicast") for p in ins.parts):
+            raise VmUnsupported(f"{ins.opcode}: this multicast form is not implemented")
+        return None
+    if not rest:
+        raise VmError(f"{ins.opcode}: .multicast::cluster needs a ctaMask operand")
+    return m.read(rest[0], U16, act)
+
+
+def _bulk_targets(m: Machine, ins: Instr, act: np.ndarray, i: int, dst: int, mbar: int,
+                  mask: int | None) -> list[tuple[int, int, tuple[int, int]]]:
+    """(chunk CTA, byte offset, mbarrier key) of each shared destination of one bulk copy issued by ``act[i]``
+    (9.7.9.25.4-5). Unicast: the CTA the destination address's rank bits name; ``.multicast::cluster``: each
+    CTA whose rank is set in ``mask``, at the same offset. The mbarrier that receives complete_tx: without
+    ``.cta_group::2`` the one at the mbarrier's offset in the destination CTA itself (unicast: the address must
+    name that CTA); with ``.cta_group::2`` it may be in either CTA of the destination's pair: the one of the
+    mbarrier address's rank parity in the destination's pair (CUTLASS's 2-SM loads signal the even CTA's
+    barrier, ``addr & 0xFEFFFFFF``). A destination space ``.shared::cta`` names the executing CTA only."""
+    t = int(act[i])
+    one = np.array([t])
+    cluster = _spaces(ins)[0] == "shared::cluster"
+    dc, doff = m.shared_target(np.array([dst], dtype=np.uint64), one, f"{ins.opcode} destination", cluster)
+    mc, moff = m.shared_target(np.array([mbar], dtype=np.uint64), one, f"{ins.opcode} mbarrier", cluster)
+    own, d0, mb_cta, mb_off = int(m.cta[t]), int(doff[0]), int(mc[0]), int(moff[0])
+    if mask is not None:
+        if mask >> m.cluster_size or not mask:
+            raise VmError(f"{ins.opcode}: ctaMask {mask:#06x} names no CTA or a rank past the cluster of "
+                          f"{m.cluster_size} CTAs@thread{i}")
+        dests = [int(m.peer[own, r]) for r in range(m.cluster_size) if mask >> r & 1]
+    else:
+        dests = [int(dc[0])]
+    pair = ins.has("cta_group::2")
+    if pair and m.cluster_size % 2:
+        raise VmError(f"{ins.opcode}: .cta_group::2 needs clusters of an even number of CTAs, not {m.cluster_size}")
+    out = []
+    for d in dests:
+        rank = int(m.rank_of_cta[d])
+        want = int(m.peer[own, (rank & ~1) | (int(m.rank_of_cta[mb_cta]) & 1)]) if pair else d
+        if mask is None and mb_cta != want:
+            where = "pair" if pair else "CTA (only .cta_group::2 may signal the peer CTA's)"
+            raise VmError(f"{ins.opcode}: the mbarrier (cluster rank {int(m.rank_of_cta[mb_cta])}) is not in the "
+                          f"destination's {where}; the destination is cluster rank {rank}@thread{i}")
+        out.append((d, d0, (want, mb_off)))
+    return out
+
+
+def _shared_source(m: Machine, ins: Instr, cta: int, lo: int, n: int) -> np.ndarray:
+    """The ``n`` bytes at offset ``lo`` of ``cta``'s shared memory that a bulk copy reads (through the async
+    proxy: generic writes to them must have been fenced), bounds-checked."""
+    if lo + n > m.smem_size:
+        raise VmMemoryFault(f"{ins.opcode}: source of {n} bytes at shared {lo:#x} exceeds the {m.smem_size}-byte "
+                            f"window")
+    m.check_async_reads(cta, np.arange(lo, lo + n), ins.opcode)
+    return m.smem[cta, lo:lo + n].copy()
+
+
+def _bulk_plain(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``cp.async.bulk`` (non-tensor, 9.7.9.25.4): global -> shared::cluster / shared::cta (optionally
+    ``.multicast::cluster``) and shared::cta -> shared::cluster (a copy into a peer CTA's memory), completed
+    on an mbarrier like the tensor form; shared::cta -> global (``.bulk_group``), performed at issue. ``size``
+    is a multiple of 16 and both addresses 16-byte aligned; a shared source is read by the async proxy (so
+    generic writes to it need ``fence.proxy.async`` first)."""
+    s = state(m)
+    dsp, ssp = ins.parts[3], ins.parts[4]
+    ops = ins.operands
+    dst, src = m.address(ops[0], act), m.address(ops[1], act)
+    size = m.read(ops[2], U32, act).astype(np.int64)
+    if (size % 16).any() or ((dst | src) % np.uint64(16)).any():
+        raise VmMemoryFault(f"{ins.opcode}: size must be a multiple of 16 and both addresses 16-byte aligned")
+    soff = np.zeros(len(act), dtype=np.int64)
+    if ssp in ("shared::cta", "shared"):
+        soff = m.shared_target(src, act, f"{ins.opcode} source")[1].astype(np.int64)
+    if dsp == "global":
+        if ssp not in ("shared::cta", "shared"):
+            raise VmUnsupported(f"{ins.opcode} is not implemented")
+        for i, t in enumerate(act):
+            m.gmem.store(dst[i:i + 1], _shared_source(m, ins, int(m.cta[t]), int(soff[i]), int(size[i]))[None, :])
+        return None
+    if not ins.has("mbarrier::complete_tx::bytes") or ssp not in ("global", "shared::cta", "shared"):
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    mbars = m.address(ops[3], act)
+    masks = _cta_masks(m, ins, ops[4:], act)
+    for i, t in enumerate(act):
+        n = int(size[i])
+        if ssp == "global":
+            data = m.gmem.load(src[i:i + 1], n)[0]  # 16-byte alignment suffices (checked above)
+        else:
+            data = _shared_source(m, ins, int(m.cta[t]), int(soff[i]), n)
+        for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
+                                          None if masks is None else int(masks[i])):
+            if d0 + n > m.smem_size:
+                raise VmMemoryFault(f"{ins.opcode}: {n} bytes at shared {d0:#x} exceed the {m.smem_size}-byte window")
+            s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + np.arange(d0, d0 + n), data, mbar, n, ins.line))
+    return None
 
 
 def _im2col_offsets(m: Machine, ins: Instr, ops: tuple[Operand, ...], act: np.ndarray,
@@ -473,29 +614,33 @@ def _im2col_offsets(m: Machine, ins: Instr, ops: tuple[Operand, ...], act: np.nd
 
 
 def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
+    """Shared -> global through ``tm``: the box (dense in shared memory, through the swizzle) to its place in
+    the tensor, elements outside the tensor not written. Packed ``.b4x16`` data (16 elements in 8 bytes, the
+    nvfp4 output of CUTLASS's block-scaled epilogues) moves in 8-byte chunks, the inner dimension counted in
+    elements as for loads; the padded types and a tensor whose inner extent ends inside a chunk are refused."""
+    r = tm.rank
+    box, dims, coords = list(tm.box[:r]), list(tm.dims[:r]), list(coords)
     es = ELEM_BYTES.get(tm.elemtype)
     if tm.mode != 0:
         raise VmUnsupported(f"{ins.opcode}: stores through an im2col tensor map are not implemented")
+    if tm.elemtype in SUB_BYTE:
+        es, pad = SUB_BYTE[tm.elemtype]
+        if pad:
+            raise VmUnsupported(f"{ins.opcode}: a store through a padded packed tensor map (.b4x16_p64 / "
+                                f".b6x16_p32) is not implemented")
+        if box[0] % 16 or coords[0] % 16 or dims[0] % 16:
+            raise VmUnsupported(f"{ins.opcode}: a packed store whose box, coordinate or inner extent is not whole "
+                                f"16-element chunks (box {box[0]}, coordinate {coords[0]}, extent {dims[0]})")
+        box[0], coords[0], dims[0] = box[0] // 16, coords[0] // 16, dims[0] // 16
     if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
         raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
-    r = tm.rank
-    box = tm.box[:r]
     n = int(np.prod(box))
     sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    dims = list(reversed(tm.dims[:r]))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += idx[k] * strides[k]
-    good = inb.reshape(-1)
+    good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
     if good.any():
-        m.gmem.store(np.uint64(tm.address) + off.reshape(-1)[good].astype(np.uint64), data[good])
+        m.gmem.store(np.uint64(tm.address) + off[good].astype(np.uint64), data[good])
 
 
 # ------------------------------------------------------------------------------------------ tensormap
@@ -546,3 +691,45 @@ def _tensormap(m: Machine, ins: Instr, act: np.ndarray) -> None:
             m.gmem.store(dst[i:i + 1], raw)
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+# ------------------------------------------------------------------------------------------ st.async
+@handler("st.async")
+def _st_async(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``st.async{.sem}{.scope}.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]``
+    (9.7.9.12): an asynchronous store into a CTA of the cluster that completes its byte count on the mbarrier
+    ``mbar`` of the same CTA. Like the bulk copies, the bytes land (and the transaction completes) when that
+    mbarrier is waited on, so a reader that does not wait sees the old bytes."""
+    if not (ins.has("shared::cluster") and ins.has("mbarrier::complete_tx::bytes")):
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    t = ops_core._ty(ins)
+    nv = ops_core._vec_width(ins)
+    a, src, mbar = ins.operands
+    items = src.items if src.kind == "vec" else (src,)
+    if len(items) != nv:
+        raise VmError(f"{ins.opcode}: {len(items)} sources for .v{nv}")
+    data = np.concatenate([np.ascontiguousarray(m.read(it, t, act)).view(t.udtype).view(np.uint8)
+                           .reshape(len(act), t.nbytes) for it in items], axis=1)
+    n = data.shape[1]
+    addrs = m.address(a, act)
+    check_aligned(addrs, n, "shared")
+    ctas, offs = m.shared_target(addrs, act, ins.opcode, True)
+    mctas, moffs = m.shared_target(m.address(mbar, act), act, f"{ins.opcode} mbarrier", True)
+    if (ctas != mctas).any():
+        i = int(np.flatnonzero(ctas != mctas)[0])
+        raise VmError(f"{ins.opcode}: the mbarrier is not in the CTA the store writes@thread{i}")
+    if (offs + np.uint64(n) > np.uint64(m.smem_size)).any():
+        i = int(np.flatnonzero(offs + np.uint64(n) > np.uint64(m.smem_size))[0])
+        raise VmMemoryFault(f"{ins.opcode}: {n} bytes at shared::cluster {int(addrs[i]):#x} exceed the "
+                            f"{m.smem_size}-byte window@thread{i}")
+    s = state(m)
+    for i in range(len(act)):
+        c, lo = int(ctas[i]), int(offs[i])
+        s.tensor.append(PendingCopy(c, c * m.smem.shape[1] + np.arange(lo, lo + n), data[i].copy(),
+                                    (c, int(moffs[i])), n, ins.line))
+
+
+@handler("red.async")
+def _red_async(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``red.async`` (remote reductions completing on an mbarrier): not implemented, refused by name."""
+    raise VmUnsupported(f"{ins.opcode} is not implemented by the VM")

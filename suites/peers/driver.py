@@ -43,6 +43,9 @@ REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("peers.cutlass.sf_tmem.*", ("AMB-SF-QUADRANT", "AMB-SF-ADDR-BITS3031", "AMB-CP-SOURCE-WALK")),
     ("peers.cutlass.sf_tmem.*cg2*", ("AMB-SF-CP-2CTA", "AMB-SF-LAYOUT-B-N", "AMB-SF-LAYOUT-B-QUADRANT")),
     ("peers.cutlass.acc.*", ("AMB-DATAPATH-LAYOUT-E",)),
+    ("peers.cutlass.example72*", ("AMB-SF-QUADRANT", "AMB-CP-SOURCE-WALK", "AMB-IDESC-M-FIELD", "AMB-FP4-HOLDER-BITS",
+                                  "AMB-FP4-NIBBLE-ORDER")),
+    ("peers.cutlass.example79*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-QUALIFIER-ORDER", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.cutlass.sm120.*", ("AMB-MMASYNC-SFA-ROW-MAP", "AMB-MMASYNC-FP6-CONTAINER", "AMB-T37-BLANK-THREADID")),
     ("peers.triton.sm_100a.*e2m1*", ("AMB-FP4-HOLDER-BITS", "AMB-PADDED-SMEM-PADDING", "AMB-FP4-NIBBLE-ORDER")),
     ("peers.triton.sm_100a.*", ("AMB-SF-QUADRANT", "AMB-IDESC-M-FIELD", "AMB-BLOCK32-ALIAS")),
@@ -112,6 +115,9 @@ class PeersDriver:
             out += cutlass_cases(level)
         except Exception:  # noqa: BLE001 - no CUTLASS build: the cases still list, run_case skips them
             pass
+        from suites.peers.cutlass_examples import example_cases
+
+        out += example_cases(level)
         return [_known(c) for c in out]
 
     # The generic backends never launch these cases: run_case does (see the module docstring).
@@ -144,6 +150,8 @@ class PeersDriver:
         note = f"register: {', '.join(links)}" if links else ""
         if _is_triton(case):
             out = self._triton(case, backend)
+        elif case.form.get("peer") == "cutlass-example":
+            out = self._example(case, backend)
         else:
             out = self._cutlass(case, backend)
         if note:
@@ -186,6 +194,13 @@ class PeersDriver:
                     max_ulp_err=cmp.max_ulp_err, first_mismatch=cmp.first_mismatch,
                     message=msg if cmp.status != "fail" else f"{cmp.mismatches} mismatches, first "
                     f"{cmp.first_mismatch}; {msg}")
+
+    def _example(self, case: Case, backend: str) -> dict[str, Any]:
+        if backend in ("compile", "cuda"):
+            return {"status": "skip", "message": "a CUTLASS example peer runs on the PTX VM: --backend model"}
+        from suites.peers.cutlass_examples import run_example_case
+
+        return run_example_case(case)
 
     def _cutlass(self, case: Case, backend: str) -> dict[str, Any]:
         from suites.peers import cutlass_peer as CP

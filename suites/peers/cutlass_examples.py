@@ -1,0 +1,488 @@
+"""CUTLASS's own Blackwell block-scaled GEMM examples, run on the PTX VM as peers (issue 23, item 2).
+
+Why: the suite's kernels and Triton's agree with the VM, but the kernels that ship are CUTLASS's. Each example
+here runs **as shipped**: its ``.cu`` file from the ``nvidia-cutlass`` wheel is included, unmodified and in place,
+by ``cutlass/example_host.cu`` (its ``main`` renamed) and built with the wheel's nvcc into
+
+* the example's PTX (``--keep``: the PTX of ``cutlass::device_kernel<GemmKernel>`` for the example's own types),
+* a host program that builds the example's ``Gemm::Arguments`` for M, N, K and the addresses the VM allocated,
+  lowers them with ``GemmKernel::to_underlying_arguments`` and writes the ``Params`` bytes, grid, block, cluster,
+  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset.
+
+The tensor maps inside ``Params`` come from CUTLASS's own ``cuTensorMapEncodeTiled`` calls: built with
+``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`` the host program calls the driver function directly, and links
+``libvmcuda`` (:mod:`mmacts.ptxvm.host.libvmcuda`) instead of libcuda, found at run time through
+``LD_LIBRARY_PATH`` (so a change to libvmcuda does not rebuild the examples). The CUDA runtime (the wheel's
+libcudart) is linked for the example's own ``main``, which is never called.
+
+Data are exact by construction (two-significant-bit e2m1 values, power-of-two scale factors in {1/2, 1, 2}), so
+every partial sum is exact in fp32; D is compared bit for bit with a float64 model of the example's epilogue.
+Builds take minutes (CUDA front end on CUTLASS's templates): they are cached by source hash under
+``.mmacts-cache/peers/`` like :mod:`suites.peers.cutlass_peer`'s programs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mmacts.cases.model import Case
+from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
+
+
+@dataclass(frozen=True)
+class Example:
+    """One shipped example: its file under ``examples/``, the PTX target, what its epilogue writes."""
+
+    name: str
+    path: str
+    arch: str
+    a_fmt: str = "e2m1"
+    b_fmt: str = "e2m1"
+    sf_fmt: str = "ue4m3"  # nvfp4: ue4m3 per 16; mx types: ue8m0 per 32
+    kind: str = "mxf4nvf4"
+    out: str = "bf16"  # D's type; "e2m1" with generated ue8m0 scale factors (LinCombBlockScaleFactor)
+
+    @property
+    def sfd(self) -> bool:
+        return self.out == "e2m1"
+
+    def source(self) -> Path:
+        return Path(toolchain()["cutlass"]).parent / "examples" / self.path
+
+
+EXAMPLES: dict[str, Example] = {
+    e.name: e
+    for e in (
+        Example("72b", "72_blackwell_narrow_precision_gemm/72b_blackwell_nvfp4_nvfp4_gemm.cu", "sm_100a", out="e2m1"),
+        Example("72a", "72_blackwell_narrow_precision_gemm/72a_blackwell_nvfp4_bf16_gemm.cu", "sm_100a"),
+        Example("72c", "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu", "sm_100a",
+                a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4"),
+        Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
+    )
+}
+HOST_SOURCES = ("example_host.cu",)
+# -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
+BUILD_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "--expt-relaxed-constexpr",
+               "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1")
+
+
+# ------------------------------------------------------------------------------------------------ build
+def _nvcc_version(nvcc: str) -> str:
+    r = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "?"
+
+
+def build_key(ex: Example) -> str:
+    """Hash of everything the build reads that can change: CUTLASS version, nvcc, flags, the example, the harness."""
+    tc = toolchain()
+    h = hashlib.sha256()
+    h.update(f"cutlass={cutlass_version()}|nvcc={_nvcc_version(tc['nvcc'])}|flags={BUILD_FLAGS}|{ex.name}|{ex.path}|{ex.arch}|sfd={ex.sfd}".encode())
+    h.update(ex.source().read_bytes())
+    for name in HOST_SOURCES:
+        h.update(name.encode() + (SRC / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _build_dir(ex: Example) -> Path:
+    return _cache_root() / f"cutlass-{cutlass_version()}" / f"example{ex.name}-{build_key(ex)}"
+
+
+def is_built(ex: Example) -> bool:
+    d = _build_dir(ex)
+    return (d / "kernel.ptx").exists() and (d / "host").exists()
+
+
+def build(ex: Example) -> Path:
+    """Build (cached) the example's host program and PTX; returns the folder holding ``host`` and ``kernel.ptx``."""
+    d = _build_dir(ex)
+    if is_built(ex):
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers and test runs: one builds, the others wait for it
+        if not is_built(ex):
+            _build_into(ex, d)
+    return d
+
+
+def _build_into(ex: Example, d: Path) -> None:
+    tc = toolchain()
+    keep = d / f"keep-{os.getpid()}"
+    keep.mkdir(exist_ok=True)
+    inc = Path(tc["cutlass"]).parent
+    lib = Path(tc["nvcc"]).parent.parent / "lib"
+    virt = ex.arch.replace("sm_", "compute_")
+    vmcuda = _libvmcuda_dir()
+    cmd = [
+        tc["nvcc"], *BUILD_FLAGS, "-ccbin", tc["gxx"], "-gencode", f"arch={virt},code={virt}", "--keep",
+        "--keep-dir", str(keep), f"-I{inc / 'include'}", f"-I{inc / 'tools/util/include'}",
+        f"-I{inc / 'examples/common'}", f'-DMMACTS_EXAMPLE="{ex.source()}"', f'-DMMACTS_EXAMPLE_NAME="{ex.name}"',
+        f"-DMMACTS_SFD={int(ex.sfd)}", *(str(SRC / s) for s in HOST_SOURCES), "-o", str(d / f"host.{os.getpid()}"),
+        f"-L{vmcuda}", "-lvmcuda", f"-L{lib}", "-l:libcudart.so.13", f"-Xlinker=-rpath={lib}",
+    ]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=d)
+    if r.returncode:
+        err = "\n".join(ln for ln in (r.stderr + r.stdout).splitlines() if "error" in ln)[:2000]
+        raise Unavailable(f"building CUTLASS example {ex.name} failed: {err or r.stderr[-2000:]}")
+    ptx = keep / "example_host.ptx"
+    (d / "build.json").write_text(json.dumps({"seconds": round(time.perf_counter() - t0, 1), "cmd": cmd}))
+    ptx.replace(d / "kernel.ptx")
+    (d / f"host.{os.getpid()}").replace(d / "host")
+    shutil.rmtree(keep, ignore_errors=True)
+
+
+def _libvmcuda_dir() -> Path:
+    from mmacts.ptxvm.host import libvmcuda
+
+    try:
+        return libvmcuda.build().parent
+    except libvmcuda.Unavailable as e:
+        raise Unavailable(str(e)) from e
+
+
+# ------------------------------------------------------------------------------------------------ host side
+def host_sizes(d: Path, m: int, n: int, k: int, out: Path) -> dict[str, Any]:
+    """The example's tensor sizes for M, N, K (SF tensors are padded to CUTLASS's 128 x 4 atoms)."""
+    _host(d, ["sizes", str(m), str(n), str(k), str(out)], out)
+    return json.loads((out / "meta.json").read_text())
+
+
+def host_params(d: Path, m: int, n: int, k: int, out: Path, addrs: list[int]) -> tuple[dict[str, Any], bytes]:
+    """``Params`` bytes (tensor maps encoded by libvmcuda) and the launch shape."""
+    _host(d, ["params", str(m), str(n), str(k), str(out), *(f"{a:x}" for a in addrs)], out)
+    return json.loads((out / "meta.json").read_text()), (out / "params.bin").read_bytes()
+
+
+def _host(d: Path, args: list[str], out: Path) -> None:
+    """Run the host program with libvmcuda on the library path. CUTLASS reports a refused tensor map on stderr
+    and (built with NDEBUG) goes on with an empty one: that is an error here."""
+    out.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [str(_libvmcuda_dir()),
+                                                                           os.environ.get("LD_LIBRARY_PATH")]))}
+    r = subprocess.run([str(d / "host"), *args], capture_output=True, text=True, timeout=300, env=env)
+    if r.returncode or "Failed to initialize the TMA descriptor" in r.stderr:
+        raise Unavailable(f"{d.name} host {args[0]} failed (rc {r.returncode}): {(r.stderr + r.stdout)[-800:]}")
+
+
+def sf_offsets(out: Path, which: str, rows: int, blocks: int) -> np.ndarray:
+    """(rows, blocks) element offsets of one SF tensor, as the example's layout function placed them."""
+    return np.fromfile(out / f"{which}.bin", dtype=np.int32).reshape(rows, blocks)
+
+
+# ------------------------------------------------------------------------------------------------ data, reference
+_E2M1 = np.array([0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 6.0, -6.0])
+_SCALES = (0.5, 1.0, 2.0)
+NORM_CONSTANT = 1.25
+"""72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
+here (amax has few significant bits) and the kernel's ``rcp.approx(6)`` cannot move a scale factor across a
+power of two; ``st / SFD`` stays exact (``SFD`` is one)."""
+
+
+def _codes(values: np.ndarray, fmt: str) -> np.ndarray:
+    import ml_dtypes
+
+    t = {"e2m1": ml_dtypes.float4_e2m1fn, "e4m3": ml_dtypes.float8_e4m3fn, "ue4m3": ml_dtypes.float8_e4m3fn}[fmt]
+    return values.astype(t).view(np.uint8) & (0x0F if fmt == "e2m1" else 0xFF)
+
+
+def _sf_codes(values: np.ndarray, fmt: str) -> np.ndarray:
+    if fmt == "ue8m0":
+        return (np.log2(values).astype(np.int64) + 127).astype(np.uint8)
+    return _codes(values, "ue4m3")
+
+
+def _pack4(codes: np.ndarray) -> np.ndarray:
+    """Two 4-bit codes per byte along the last axis, the even element in the low nibble (CUTLASS's subbyte order)."""
+    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+
+
+@dataclass
+class Inputs:
+    a: np.ndarray  # (M, K) codes
+    b: np.ndarray  # (N, K) codes
+    sfa: np.ndarray  # (M, K / vs) codes
+    sfb: np.ndarray  # (N, K / vs) codes
+
+
+def make_inputs(ex: Example, m: int, n: int, k: int, vs: int, seed: int) -> Inputs:
+    """Exact by construction: e2m1 values (at most two significant bits; e4m3 takes the same values) and scale
+    factors in {1/2, 1, 2}: every product is a multiple of 2^-4 below 2^8, so fp32 partial sums are exact."""
+    rng = np.random.default_rng(seed)
+    a = _codes(rng.choice(_E2M1, size=(m, k)), ex.a_fmt)
+    b = _codes(rng.choice(_E2M1, size=(n, k)), ex.b_fmt)
+    sfa = _sf_codes(rng.choice(_SCALES, size=(m, k // vs)), ex.sf_fmt)
+    sfb = _sf_codes(rng.choice(_SCALES, size=(n, k // vs)), ex.sf_fmt)
+    return Inputs(a, b, sfa, sfb)
+
+
+def accumulator(ex: Example, x: Inputs) -> np.ndarray:
+    """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N)."""
+    from reference import gemm as G
+
+    return G.block_scaled_gemm(x.a, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt, b_fmt=ex.b_fmt,
+                               scale_fmt=ex.sf_fmt).astype(np.float64)
+
+
+def _rne_e2m1(x: np.ndarray) -> np.ndarray:
+    """fp32 values -> e2m1 codes, round to nearest even, saturating at +-6 (``cvt.rn.satfinite.e2m1x2.f32``)."""
+    grid = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+    mag = np.minimum(np.abs(x), 6.0)
+    hi = np.clip(np.searchsorted(grid, mag, side="left"), 0, 7)
+    lo = np.maximum(hi - 1, 0)
+    d_lo, d_hi = mag - grid[lo], grid[hi] - mag
+    pick = np.where(d_lo < d_hi, lo, np.where(d_hi < d_lo, hi, np.where(lo % 2 == 0, lo, hi)))
+    pick = np.where(mag == grid[hi], hi, pick)
+    return (pick | np.where(np.signbit(x), 8, 0)).astype(np.uint8)
+
+
+def expected_sfd(acc: np.ndarray, vs: int) -> tuple[np.ndarray, np.ndarray]:
+    """72b's epilogue (``LinCombBlockScaleFactor``, alpha 1, beta 0): per ``vs`` columns, SFD = amax * st / 6
+    rounded up to a power of two (``cvt.rp.satfinite.ue8m0x2``), D = e2m1(acc * (st / SFD)) with the product
+    rounded to fp32 (``mul.f32``). Returns (D codes (M, N), SFD codes (M, N / vs)); raises if the data put a
+    scale factor on a power-of-two boundary, where the kernel's approximate 1/6 would decide it."""
+    m, n = acc.shape
+    amax = np.abs(acc).reshape(m, n // vs, vs).max(axis=2)
+    if (amax == 0).any():
+        raise ValueError("a zero block: its ue8m0 scale factor is 2^-127, outside what this check models")
+    e = np.log2(amax * NORM_CONSTANT / 6.0)
+    if (np.abs(e - np.round(e)) < 1e-5).any():
+        raise ValueError("a scale factor falls on a power of two: not exact by construction")
+    sf_exp = np.ceil(e).astype(np.int64)
+    scale = (NORM_CONSTANT * np.exp2(-sf_exp.astype(np.float64))).astype(np.float32)
+    prod = acc.astype(np.float32) * np.repeat(scale, vs, axis=1)
+    return _rne_e2m1(prod.astype(np.float64)), (sf_exp + 127).astype(np.uint8)
+
+
+def expected_bf16(acc: np.ndarray) -> np.ndarray:
+    """bf16 D (alpha 1, beta 0): the exact accumulator rounded once, to nearest even; as uint16 bit patterns."""
+    import ml_dtypes
+
+    return acc.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+
+
+# ------------------------------------------------------------------------------------------------ rcp.approx
+def rcp_table() -> tuple[str | None, str]:
+    """The ``rcp.approx`` table the VM reads for 72b's ``st * rcp.approx(6)``, and how it was chosen.
+
+    With a silicon recording (``mmacts.ptxvm.mufu.TABLE_PATH`` or ``$MMACTS_RCP_TABLE``) it is used. Without one
+    a stand-in holding the correctly rounded reciprocal is written to the cache: the data here keep every
+    ``amax * st / 6`` more than 1e-5 (relative) from a power of two (:func:`expected_sfd` checks), far beyond
+    the ISA's 1-ulp bound on rcp.approx's error, so D and SFD are the same for every conforming rcp.approx;
+    the case's message says the stand-in was used."""
+    from mmacts.ptxvm import mufu
+
+    real = os.environ.get("MMACTS_RCP_TABLE") or (str(mufu.TABLE_PATH) if mufu.TABLE_PATH.exists() else None)
+    if real:
+        return real, f"rcp.approx from the recorded table {Path(real).name}"
+    path = _cache_root() / "rcp-correctly-rounded.npz"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        hw = mufu.correct_rcp_bits(np.arange(mufu.N_MANT))
+        rules = {v: {"normal": "scale", "tiny": "flush", "subnormal": "flush", "zero": "inf", "inf": "zero",
+                     "nan": "canonical"} for v in mufu.VARIANTS}
+        complete = {v: {c: False for c in mufu.CLASSES} for v in mufu.VARIANTS}
+        for v in mufu.VARIANTS:
+            complete[v]["normal"] = True
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.npz")
+        mufu.write_table(tmp, hw, rules, {}, complete, {"device": "stand-in: correctly rounded (no silicon)"})
+        tmp.replace(path)
+    return str(path), ("rcp.approx: no silicon table, correctly rounded stand-in (the data keep SFD 1e-5 from "
+                       "every power of two: any rcp within the ISA's 1 ulp gives the same result)")
+
+
+# ------------------------------------------------------------------------------------------------ run
+FAULTS = ("none", "sfa_rows")
+"""Planted faults: ``sfa_rows`` writes SFA through the layout of the next row (rows rotated by one inside each
+32-row group), the mistake a wrong reading of CUTLASS's 128 x 4 SF atom would make: the case must fail."""
+
+
+@dataclass
+class Result:
+    ok: bool
+    message: str
+    mismatches: int
+    stats: dict[str, Any]
+
+
+def _sf_image(size: int, offs: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    img = np.zeros(size, np.uint8)
+    img[offs.reshape(-1)] = codes.reshape(-1)
+    return img
+
+
+def _entry(ptx: str) -> str:
+    names = re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)", ptx, re.M)
+    kern = [x for x in names if "device_kernel" in x]
+    if len(kern) != 1:
+        raise Unavailable(f"expected one cutlass::device_kernel entry in the PTX, found {kern or names}")
+    return kern[0]
+
+
+def ptx_forms(ptx: str) -> list[str]:
+    """The block-scaled and tensor-memory instruction forms the kernel uses (for the case record)."""
+    pat = r"\b((?:tcgen05|mma|cp\.async\.bulk\.tensor|clusterlaunchcontrol|cvt\.r[pn]\.satfinite)\.[\w:.]+)"
+    return sorted(set(re.findall(pat, ptx)))
+
+
+def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str = "none",
+                max_steps: int = 200_000_000) -> Result:
+    """Build (cached), run example ``name`` on the VM for M x N x K and compare with the exact model."""
+    from mmacts.ptxvm import api as vm
+
+    ex = EXAMPLES[name]
+    d = build(ex)
+    work = d / f"run-{m}x{n}x{k}-{os.getpid()}"
+    sizes = host_sizes(d, m, n, k, work)
+    vs = sizes["sf_vec"]
+    x = make_inputs(ex, m, n, k, vs, seed)
+    sfa_offs = sf_offsets(work, "sfa", m, k // vs)
+    sfd_offs = sf_offsets(work, "sfd", m, n // sizes["sfd_vec"]) if ex.sfd else None
+    if fault == "sfa_rows":
+        sfa_offs = sfa_offs.reshape(m // 32, 32, -1)[:, np.r_[1:32, 0], :].reshape(m, -1)
+    vm.reset()
+    pack = _pack4 if ex.a_fmt == "e2m1" else (lambda c: c)
+    a_d, b_d = vm.asarray(pack(x.a)), vm.asarray(_pack4(x.b) if ex.b_fmt == "e2m1" else x.b)
+    sfa_d = vm.asarray(_sf_image(sizes["sfa_size"], sfa_offs, x.sfa))
+    sfb_d = vm.asarray(_sf_image(sizes["sfb_size"], sf_offsets(work, "sfb", n, k // vs), x.sfb))
+    c_d = vm.zeros(m * n, np.float32 if ex.sfd else np.uint16)
+    d_d = vm.empty(m * n // 2, np.uint8) if ex.sfd else vm.empty(m * n, np.uint16)
+    sfd_d = vm.empty(sizes.get("sfd_size", 16), np.uint8)
+    norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
+    ws_d = vm.zeros(max(int(sizes["workspace"]), 16), np.uint8)
+    meta, params = host_params(d, m, n, k, work, [p.base for p in (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d,
+                                                                    ws_d)])
+    for f in work.iterdir():
+        f.unlink()
+    work.rmdir()
+    ptx = (d / "kernel.ptx").read_text()
+    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps).get_function(_entry(ptx))
+    stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": name, "grid": meta["grid"],
+                             "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
+                             "forms": ptx_forms(ptx)}
+    old = os.environ.get("MMACTS_RCP_TABLE")
+    table, stats["rcp"] = rcp_table() if ex.sfd else (None, "")
+    if table:
+        os.environ["MMACTS_RCP_TABLE"] = table
+    try:
+        out = kern(tuple(meta["grid"]), tuple(meta["block"]), (np.frombuffer(params, f"V{len(params)}")[0],),
+                   shared_mem=meta["smem"], cluster=tuple(meta["cluster"]))
+    except vm.LaunchError as e:
+        o = e.outcome
+        stats.update(steps=o.steps, thread_instructions=o.thread_instructions, wall_s=round(o.wall_s, 3))
+        return Result(False, f"VM {o.status}: {o.message}", -1, stats)
+    finally:
+        if old is None:
+            os.environ.pop("MMACTS_RCP_TABLE", None)
+        else:
+            os.environ["MMACTS_RCP_TABLE"] = old
+    stats.update(steps=out.steps, thread_instructions=out.thread_instructions, wall_s=round(out.wall_s, 3))
+    return _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
+
+
+def _first(bad: np.ndarray) -> str:
+    i = tuple(int(v) for v in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {bad.size} differ, first at {i}"
+
+
+def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarray, sfd_offs: np.ndarray | None,
+           stats: dict[str, Any]) -> Result:
+    """D (and 72b's SFD) against the model, code for code."""
+    acc = accumulator(ex, x)
+    m, n = acc.shape
+    if not ex.sfd:
+        got = d_mem.reshape(m, n)
+        bad = got != expected_bf16(acc)
+        if bad.any():
+            return Result(False, f"D (bf16): {_first(bad)}", int(bad.sum()), stats)
+        return Result(True, f"D equals the exact product ({m}x{n}, bf16)", 0, stats)
+    assert sfd_offs is not None
+    try:
+        want_d, want_sf = expected_sfd(acc, 16)
+    except ValueError as e:  # the seed's data are not exact by construction: no verdict, say why
+        return Result(False, f"model refused the data: {e}", -1, stats)
+    got_d = np.stack([d_mem & 0xF, d_mem >> 4], axis=-1).reshape(m, n)
+    got_sf = sfd_mem[sfd_offs]
+    bad_sf, bad_d = got_sf != want_sf, got_d != want_d
+    msgs = ([f"SFD: {_first(bad_sf)}"] if bad_sf.any() else []) + ([f"D (e2m1): {_first(bad_d)}"] if bad_d.any()
+                                                                   else [])
+    if msgs:
+        return Result(False, "; ".join(msgs), int(bad_sf.sum() + bad_d.sum()), stats)
+    return Result(True, f"D and SFD equal the exact model ({m}x{n}, e2m1 + ue8m0 per 16)", 0, stats)
+
+
+# ------------------------------------------------------------------------------------------------ cases
+SIZES: dict[str, dict[str, tuple[tuple[int, int, int], ...]]] = {
+    "72b": {"standard": ((128, 128, 256), (256, 256, 512)), "full": ((256, 256, 1024), (384, 256, 512))},
+    "79a": {"standard": ((128, 128, 256),), "full": ((256, 256, 512), (256, 256, 1024))},
+}
+"""Problem sizes per example and level: the VM runs 72b's 256x256x1024 in seconds, 79a's (mma.sync, one warp
+instruction per 16x8x64) takes about a minute; the first build of an example takes minutes (cached)."""
+RUNNABLE = ("72b", "79a")
+"""Examples whose cases are listed."""
+BLOCKED: dict[str, str] = {
+    "72a": "tcgen05.dealloc while the tcgen05.ld",
+    "72c": "tcgen05.dealloc while the tcgen05.ld",
+}
+"""Examples the VM stops, with the start of its message. 72a and 72c (2-SM MMA, cluster 2x4) build and run their
+mainloop on the VM (TMA multicast with .cta_group::2, tcgen05.cp/mma.cta_group::2) and stop at tcgen05.dealloc:
+CUTLASS's epilogue (sm100_epilogue_tma_warpspecialized.hpp) reads tcgen05.ld results with no tcgen05.wait::ld on
+the path that does not release the accumulator (it waits only before ``consumer_release``), which the VM calls a
+hazard. With that check lifted both equal the exact product (256x256x256, 512x512x512) and the planted SF fault
+fails: whether reading a tcgen05.ld's registers completes it is the open question that decides them."""
+
+
+def case_id(name: str, m: int, n: int, k: int) -> str:
+    return f"peers.cutlass.example{name}.m{m}n{n}k{k}"
+
+
+def example_cases(level: str) -> list[Case]:
+    """The example cases of ``level`` (none at smoke: a first build takes minutes)."""
+    from mmacts.cases.model import level_rank
+
+    out: list[Case] = []
+    for name in RUNNABLE:
+        for lvl, sizes in SIZES[name].items():
+            if level_rank(lvl) > level_rank(level):
+                continue
+            ex = EXAMPLES[name]
+            sm100 = ex.arch == "sm_100a"
+            instr = (f"tcgen05.mma.cta_group::1.kind::{ex.kind}.block_scale" if sm100
+                     else f"mma.sync.aligned.kind::{ex.kind}.block_scale")
+            rows = ("S9.7.16.9", "S9.7.16.10.7") if sm100 else ("S9.7.14.3",)
+            for m, n, k in sizes:
+                out.append(Case(case_id=case_id(name, m, n, k), suite="peers", instruction=instr, arch=ex.arch,
+                                spec_rows=rows, level=lvl, recipe="exact",
+                                form={"peer": "cutlass-example", "example": name, "cutlass": cutlass_version() or
+                                      "absent"},
+                                runtime={"m": m, "n": n, "k": k}))
+    return out
+
+
+def run_example_case(case: Case) -> dict[str, Any]:
+    """Record fields of one example case: status, message, CUTLASS version, PTX forms, wall, thread-instructions.
+    A toolchain or build that is missing is ``skip`` with the reason."""
+    rt = case.runtime
+    try:
+        r = run_example(case.form["example"], rt["m"], rt["n"], rt["k"], seed=case.seed)
+    except Unavailable as e:
+        return {"status": "skip", "message": f"CUTLASS example unavailable: {e}"}
+    s = r.stats
+    status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
+    note = f"; {s['rcp']}" if s.get("rcp") else ""
+    return {"status": status, "executor": "ptxvm", "compare_mode": "exact", "mismatches": max(r.mismatches, 0),
+            "message": f"CUTLASS {s['cutlass']} example {s['example']}: {r.message}{note}; "
+                       f"{s.get('thread_instructions', 0)} thread-instructions, {s.get('steps', 0)} steps, "
+                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}"}
