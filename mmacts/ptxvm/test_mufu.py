@@ -154,3 +154,19 @@ def test_the_recording_script_on_the_vm(tmp_path, monkeypatch) -> None:
     for ftz in (True, False):
         assert np.array_equal(mufu.rcp_approx(probe, ftz, tmp_path / "rec.npz"),
                               mufu.rcp_approx(probe, ftz, tmp_path / "syn.npz"))
+
+
+def test_the_committed_h100_table_is_complete_and_within_the_isa_bound() -> None:
+    """The table recorded on an H100 (validation/silicon/mufu): every class complete and ruled, and every one of
+    the 2^23 mantissas within the ISA's bound for rcp.approx.f32 (1 ulp of the correctly rounded reciprocal) -- a
+    check of the recording against the ISA, independent of the GPU that made it. Planted: a table whose trits are
+    all shifted by +2 fails the bound."""
+    t = mufu.load_table(mufu.TABLE_PATH)
+    assert t.meta["device"].startswith("NVIDIA H100")
+    assert all(all(v.values()) for v in t.complete.values())
+    mant = np.arange(mufu.N_MANT, dtype=np.int64)
+    ones = (np.uint32(0x3F800000) | mant.astype(np.uint32)).view(np.float32)
+    got = mufu.rcp_approx(ones.view(np.uint32), ftz=True, path=mufu.TABLE_PATH)
+    diff = got.astype(np.int64) - mufu.correct_rcp_bits(mant).astype(np.int64)
+    assert np.abs(diff).max() <= 1
+    assert 0.05 < np.mean(diff != 0) < 0.95, "the MUFU differs from correct rounding in a fair share of inputs"
