@@ -1,10 +1,11 @@
 """More PTX instructions: bit scans and logic (bfind, lop3, mul24, sad), warp-level ``.sync``
 instructions (shfl.sync, vote.sync, activemask, bar.warp.sync), atomics (atom / red on shared and
-global memory) and the fp8 forms of cvt.
+global memory) and the packed narrow-float forms of cvt (fp8, and sm_100a's fp6, fp4 and ue8m0).
 
 Why these are exact too: they are the building blocks of data movement and packing around MMA
 (fp8 operands are made with ``cvt.rn.satfinite.e4m3x2.f32``; fragments move between lanes with
-``shfl.sync``); the silicon corpus (``mmacts/validation/corpus``) checks each against an H100 bit for bit.
+``shfl.sync``); the silicon corpus (``mmacts/validation/corpus``) checks each against an H100 bit for bit, except
+the sm_100a-only conversions (fp6, fp4, ue8m0: no H100 runs them), whose tests work from the ISA's text.
 Warp instructions follow the ISA's ``membermask`` rule: a thread executes once every thread named by
 its mask has arrived (``Machine.warp_sync``); what the ISA leaves undefined (a mask without the
 executing lane, naming an exited lane, reading a lane that does not execute the shuffle) is an error.
@@ -12,9 +13,11 @@ executing lane, naming an exited lane, reading a lane that does not execute the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mmacts.ptxvm import ops_core
+from mmacts.ptxvm import fpnum, ops_core
 from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
 from mmacts.ptxvm.memory import SHARED_WINDOW, WINDOW_SIZE
@@ -316,7 +319,7 @@ def _atom_apply(op: str, t: PtxType, old: int, b: int, c: int, mask: int) -> int
     raise VmUnsupported(f"atom.{op}")
 
 
-# ------------------------------------------------------------------------------------------ fp8 cvt
+# ------------------------------------------------------------------------------------------ narrow-float cvt
 def _minifloat_values(ebits: int, mbits: int, bias: int, top: int) -> np.ndarray:
     """Values (float64) of the positive codes 0..top of a sign/exponent/mantissa format."""
     codes = np.arange(top + 1)
@@ -326,17 +329,38 @@ def _minifloat_values(ebits: int, mbits: int, bias: int, top: int) -> np.ndarray
     return np.where(e == 0, sub, norm)
 
 
-_FP8 = {  # format: (finite positive values by code, NaN code)
-    "e4m3x2": (_minifloat_values(4, 3, 7, 0x7E), 0x7F),
-    "e5m2x2": (_minifloat_values(5, 2, 15, 0x7B), 0x7F),
+@dataclass(frozen=True)
+class _Narrow:
+    """One packed narrow float type of cvt (9.7.9.21): its finite positive values by code, sign bit,
+    NaN code (``None``: the format has no NaN, and .satfinite turns a NaN into +MAX_NORM), the width of
+    one element in the packed register, and the packed register's type."""
+
+    values: np.ndarray
+    sign: int
+    nan: int | None
+    width: int
+    packed: str
+
+
+_NARROW = {
+    "e4m3x2": _Narrow(_minifloat_values(4, 3, 7, 0x7E), 0x80, 0x7F, 8, "b16"),
+    "e5m2x2": _Narrow(_minifloat_values(5, 2, 15, 0x7B), 0x80, 0x7F, 8, "b16"),
+    "e2m3x2": _Narrow(_minifloat_values(2, 3, 1, 0x1F), 0x20, None, 8, "b16"),
+    "e3m2x2": _Narrow(_minifloat_values(3, 2, 3, 0x1F), 0x20, None, 8, "b16"),
+    "e2m1x2": _Narrow(_minifloat_values(2, 1, 1, 0x7), 0x8, None, 4, "b8"),
 }
+_NOT_IMPLEMENTED_CVT = frozenset({"e2m1x4", "e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "s2f6x2", "rs", "rna"})
+UE8M0_REGISTER = "AMB-CVT-UE8M0-EDGES"
+"""The register entry of the .ue8m0x2 inputs the ISA leaves open (the VM refuses them)."""
 
 
-def _to_fp8(v: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
-    """float64 values (exactly an f32 or f16 each) to fp8 codes: round to nearest even,
-    .satfinite (beyond the largest finite value, infinities included: the largest), NaN -> 0x7F;
-    .relu: negatives -> +0."""
-    vals, nan_code = _FP8[fmt]
+def _to_narrow(v: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
+    """float64 values (each exactly an f32, f16 or bf16) to codes of ``fmt``: round to nearest even,
+    .satfinite (beyond the largest finite value, infinities included: the sign-preserved largest);
+    NaN -> the NaN code, or +MAX_NORM where the format has no NaN (e2m1, e2m3, e3m2); .relu: negatives
+    (and -0) -> +0."""
+    f = _NARROW[fmt]
+    vals = f.values
     neg = np.signbit(v)
     ax = np.abs(v)
     hi = np.searchsorted(vals, np.minimum(ax, vals[-1]), side="left")
@@ -346,23 +370,146 @@ def _to_fp8(v: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
     pick_hi = (d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0))
     code = np.where(pick_hi, hi, lo)
     code = np.where(ax >= vals[-1], len(vals) - 1, code).astype(np.uint32)
-    code = np.where(neg, code | np.uint32(0x80), code)
+    code = np.where(neg, code | np.uint32(f.sign), code)
     if relu:
         code = np.where(neg, np.uint32(0), code)
-    return np.where(np.isnan(v), np.uint32(nan_code), code).astype(np.uint32)
+    nan = f.nan if f.nan is not None else len(vals) - 1
+    return np.where(np.isnan(v), np.uint32(nan), code).astype(np.uint32)
 
 
-def _fp8_to_f16(codes: np.ndarray, fmt: str) -> np.ndarray:
-    """fp8 codes to f16 bits (exact; NaN -> 0x7FFF; e5m2 infinities stay infinite)."""
+def _narrow_to_f16(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """Codes of ``fmt`` to f16 bits (exact: every value of these formats is an f16; NaN -> 0x7FFF;
+    e5m2 infinities stay infinite)."""
     if fmt == "e5m2x2":
         bits = (codes.astype(np.uint32) << np.uint32(8)) & np.uint32(0xFFFF)
         nan = (codes & 0x7F) > 0x7C
         return np.where(nan, np.uint32(0x7FFF), bits).astype(np.uint16)
-    vals, _ = _FP8[fmt]
-    mag = codes & 0x7F
-    f = vals[np.minimum(mag, len(vals) - 1)].astype(np.float16)
-    f = np.where(codes & 0x80, -f, f).astype(np.float16).view(np.uint16)
-    return np.where(mag == 0x7F, np.uint16(0x7FFF), f).astype(np.uint16)
+    f = _NARROW[fmt]
+    mag = codes & (f.sign - 1)
+    h = f.values[np.minimum(mag, len(f.values) - 1)].astype(np.float16)
+    h = np.where(codes & f.sign, -h, h).astype(np.float16).view(np.uint16)
+    if f.nan is not None:
+        h = np.where(mag == f.nan, np.uint16(0x7FFF), h)
+    return h.astype(np.uint16)
+
+
+def _pair_operands(m: Machine, ins: Instr, act: np.ndarray, src: str) -> tuple[np.ndarray, np.ndarray]:
+    """The two float64 values a packed conversion converts: ``a``, ``b`` of ``.f32`` (``d, a, b``), or
+    the upper and lower halves of one ``.f16x2`` / ``.bf16x2`` operand (``d, a``)."""
+    ops = ins.operands
+    if src == "f32" and len(ops) == 3:
+        f32 = ptx_type("f32")
+        with np.errstate(invalid="ignore"):
+            return (m.read(ops[1], f32, act).astype(np.float64), m.read(ops[2], f32, act).astype(np.float64))
+    if src in ("f16x2", "bf16x2") and len(ops) == 2:
+        fmt = fpnum.F16 if src == "f16x2" else fpnum.BF16
+        bits = m.read(ops[1], U32, act)
+        return fpnum.decode(bits >> np.uint32(16), fmt), fpnum.decode(bits & np.uint32(0xFFFF), fmt)
+    raise VmUnsupported(f"{ins.opcode} with {len(ops)} operands is not implemented")
+
+
+def _only(ins: Instr, allowed: set[str]) -> None:
+    extra = [p for p in ins.parts[1:-2] if p not in allowed]
+    if extra:
+        raise VmUnsupported(f"{ins.opcode}: qualifier .{extra[0]} is not implemented for this conversion")
+
+
+def _cvt_to_narrow(m: Machine, ins: Instr, act: np.ndarray, fmt: str, src: str) -> None:
+    """cvt.rn.satfinite{.relu}.<fmt>.{f32,f16x2,bf16x2}: ``a`` (or the upper half of ``a``) to the upper
+    element of ``d``, ``b`` (the lower half) to the lower; fp6 elements sit in the low 6 bits of their
+    byte, the top two bits zero; e2m1x2 writes one byte, ``a`` in bits 7:4."""
+    _only(ins, {"rn", "satfinite", "relu"})
+    if not ins.has("rn"):
+        raise VmUnsupported(f"{ins.opcode}: conversions to .{fmt} round with .rn")
+    if not ins.has("satfinite"):
+        raise VmError(f"{ins.opcode}: conversions to .{fmt} require .satfinite (9.7.9.21)")
+    hi, lo = _pair_operands(m, ins, act, src)
+    relu = ins.has("relu")
+    f = _NARROW[fmt]
+    r = (_to_narrow(hi, fmt, relu) << np.uint32(f.width)) | _to_narrow(lo, fmt, relu)
+    t = ptx_type(f.packed)
+    m.write(ins.operands[0], t, act, r.astype(t.udtype))
+
+
+def _cvt_from_narrow(m: Machine, ins: Instr, act: np.ndarray, fmt: str) -> None:
+    """cvt.rn{.relu}.f16x2.<fmt> d, a: the upper element of ``a`` to the upper half of ``d``. fp6 inputs
+    must have their byte's top two bits zero (the ISA defines no other input: refused)."""
+    _only(ins, {"rn", "relu"})
+    if not ins.has("rn") or len(ins.operands) != 2:
+        raise VmUnsupported(f"{ins.opcode}: only cvt.rn{{.relu}}.f16x2.{fmt} d, a is defined")
+    f = _NARROW[fmt]
+    raw = m.read(ins.operands[1], ptx_type(f.packed), act).astype(np.uint32)
+    el = np.uint32((1 << f.width) - 1)
+    codes = [(raw >> np.uint32(f.width)) & el, raw & el]
+    if f.sign == 0x20 and ((codes[0] | codes[1]) & 0xC0).any():
+        raise VmUnsupported(f"{ins.opcode}: an input byte with its two top bits set (the ISA converts only "
+                            f"values whose 2 MSBs are 0)")
+    halves = [_narrow_to_f16(c, fmt).astype(np.uint32) for c in codes]
+    if ins.has("relu"):
+        halves = [np.where((h & 0x8000) != 0, np.uint32(0), h) for h in halves]
+    m.write(ins.operands[0], U32, act, (halves[0] << np.uint32(16)) | halves[1])
+
+
+def _to_ue8m0(v: np.ndarray, mode: str, satfinite: bool, ins: Instr) -> np.ndarray:
+    """float64 values (each exactly an f32 or bf16) to .ue8m0 codes (2^(code - 127), 0xFF NaN; no sign,
+    no zero, no infinity): .rz the largest power of two not above the value, .rp the smallest not below;
+    NaN -> 0xFF; with .satfinite a value beyond MAX_NORM (2^127, code 0xFE; +inf included) -> 0xFE.
+    What the ISA leaves open is refused by name (register :data:`UE8M0_REGISTER`): a negative input
+    (the format has no sign), .rz of a value below 2^-127 (zero included: nothing lies toward zero), and
+    a result beyond 2^127 without .satfinite (the format has no infinity). .rp of zero or of a value below
+    2^-127 is 2^-127 (code 0), the smallest value not below it."""
+    nan = np.isnan(v)
+    w = np.where(nan, 1.0, v)
+    if (w < 0).any():
+        raise VmUnsupported(f"{ins.opcode}: a negative input (.ue8m0 has no sign and the ISA does not say what a "
+                            f"negative value converts to; {UE8M0_REGISTER})")
+    tiny = w < 2.0**-127
+    if mode == "rz" and tiny.any():
+        raise VmUnsupported(f"{ins.opcode}: .rz of a value below 2^-127 (no .ue8m0 value lies toward zero; "
+                            f"{UE8M0_REGISTER})")
+    fin = np.isfinite(w)
+    frac, k = np.frexp(np.where(fin & ~tiny, w, 1.0))  # w = frac * 2^k, frac in [0.5, 1)
+    e = k - 1 + ((mode == "rp") & (frac != 0.5))
+    code = np.where(tiny, 0, e + 127)
+    over = (code > 254) | ~fin
+    if over.any() and not satfinite:
+        raise VmUnsupported(f"{ins.opcode}: a result beyond 2^127 without .satfinite (.ue8m0 has no infinity; "
+                            f"{UE8M0_REGISTER})")
+    code = np.where(over, 254, code)
+    return np.where(nan, 255, code).astype(np.uint32)
+
+
+def _cvt_to_ue8m0(m: Machine, ins: Instr, act: np.ndarray, src: str) -> None:
+    """cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}: ``a`` (the upper half of ``a``) to bits 15:8 of ``d``.
+    .relu appears in the ISA's notes for the .bf16x2 source, but its .relu paragraph does not cover
+    .ue8m0x2 (no zero to clamp to): refused."""
+    _only(ins, {"rz", "rp", "satfinite"})
+    mode = "rz" if ins.has("rz") else "rp" if ins.has("rp") else None
+    if mode is None:
+        raise VmError(f"{ins.opcode}: conversions to .ue8m0x2 need .rz or .rp (9.7.9.21)")
+    if src not in ("f32", "bf16x2"):
+        raise VmUnsupported(f"{ins.opcode}: .ue8m0x2 converts from .f32 or .bf16x2")
+    hi, lo = _pair_operands(m, ins, act, src)
+    sat = ins.has("satfinite")
+    r = (_to_ue8m0(hi, mode, sat, ins) << np.uint32(8)) | _to_ue8m0(lo, mode, sat, ins)
+    m.write(ins.operands[0], ptx_type("b16"), act, r.astype(np.uint16))
+
+
+def _cvt_from_ue8m0(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """cvt.rn.bf16x2.ue8m0x2 d, a: the upper byte of ``a`` to the upper half of ``d``; code c (1..254) is
+    2^(c - 127), the bf16 with exponent field c. Codes 0 (2^-127, a bf16 subnormal) and 0xFF (NaN) are
+    refused: the ISA gives neither's bf16 bits, and CUTLASS reads this instruction as a plain shift
+    (``float_ue8m0_t::convert_to_float``), which would give 0 and +inf (register :data:`UE8M0_REGISTER`)."""
+    _only(ins, {"rn"})
+    if not ins.has("rn") or len(ins.operands) != 2:
+        raise VmUnsupported(f"{ins.opcode}: only cvt.rn.bf16x2.ue8m0x2 d, a is defined")
+    raw = m.read(ins.operands[1], ptx_type("b16"), act).astype(np.uint32)
+    codes = [raw >> np.uint32(8), raw & np.uint32(0xFF)]
+    for c in codes:
+        if ((c == 0) | (c == 0xFF)).any():
+            raise VmUnsupported(f"{ins.opcode}: .ue8m0 code {int(c[(c == 0) | (c == 0xFF)][0]):#04x} (the ISA "
+                                f"gives its .bf16 bits nowhere; {UE8M0_REGISTER})")
+    m.write(ins.operands[0], U32, act, (codes[0] << np.uint32(23)) | (codes[1] << np.uint32(7)))
 
 
 _core_cvt = ops_core._cvt
@@ -370,41 +517,25 @@ _core_cvt = ops_core._cvt
 
 @handler("cvt")
 def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """cvt, with the packed fp8 forms added to ops_core's: cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32
-    d, a, b (``a`` to the upper byte, ``b`` to the lower), cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2
-    d, a, and cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a (upper byte to the upper half)."""
-    fmt = next((p for p in ins.parts[1:] if p in _FP8), None)
-    if fmt is None:
+    """cvt, with the packed narrow-float forms (PTX ISA 9.1, 9.7.9.21) added to ops_core's:
+    cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2}.{f32,f16x2,bf16x2},
+    cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2}, cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}
+    and cvt.rn.bf16x2.ue8m0x2. Operand order, as the ISA's Semantics block has it: ``a`` (or the upper
+    half of a packed source) goes to the upper element of ``d``. The .x4 forms, ``.rs``, ``.rna`` to these
+    types and .s2f6x2 are refused by name."""
+    dst, src = ins.parts[-2], ins.parts[-1]
+    if dst in _NOT_IMPLEMENTED_CVT or src in _NOT_IMPLEMENTED_CVT or (
+            (dst in _NARROW or dst == "ue8m0x2") and any(p in _NOT_IMPLEMENTED_CVT for p in ins.parts)):
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    if dst in _NARROW:
+        _cvt_to_narrow(m, ins, act, dst, src)
+    elif src in _NARROW and dst == "f16x2":
+        _cvt_from_narrow(m, ins, act, src)
+    elif dst == "ue8m0x2":
+        _cvt_to_ue8m0(m, ins, act, src)
+    elif src == "ue8m0x2" and dst == "bf16x2":
+        _cvt_from_ue8m0(m, ins, act)
+    elif src in _NARROW or src == "ue8m0x2":
+        raise VmUnsupported(f"{ins.opcode} is not implemented")
+    else:
         _core_cvt(m, ins, act)
-        return
-    if not ins.has("rn"):
-        raise VmUnsupported(f"{ins.opcode}: fp8 conversions round with .rn")
-    relu = ins.has("relu")
-    src, dstfmt = ins.parts[-1], ins.parts[-2]
-    ops = ins.operands
-    if dstfmt == fmt:  # to fp8
-        if not ins.has("satfinite"):
-            raise VmError(f"{ins.opcode}: conversions to .{fmt} require .satfinite")
-        if src == "f32" and len(ops) == 3:
-            with np.errstate(invalid="ignore"):
-                hi = m.read(ops[1], ptx_type("f32"), act).astype(np.float64)
-                lo = m.read(ops[2], ptx_type("f32"), act).astype(np.float64)
-        elif src == "f16x2" and len(ops) == 2:
-            bits = m.read(ops[1], U32, act)
-            hi = (bits >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float64)
-            lo = (bits & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
-        else:
-            raise VmUnsupported(ins.opcode)
-        r = (_to_fp8(hi, fmt, relu) << np.uint32(8)) | _to_fp8(lo, fmt, relu)
-        m.write(ops[0], ptx_type("b16"), act, r.astype(np.uint16))
-        return
-    if dstfmt == "f16x2" and src == fmt and len(ops) == 2:
-        raw = m.read(ops[1], ptx_type("b16"), act).astype(np.uint32)
-        hi = _fp8_to_f16(raw >> np.uint32(8), fmt).astype(np.uint32)
-        lo = _fp8_to_f16(raw & np.uint32(0xFF), fmt).astype(np.uint32)
-        if relu:
-            hi = np.where((hi & 0x8000) != 0, np.uint32(0), hi)
-            lo = np.where((lo & 0x8000) != 0, np.uint32(0), lo)
-        m.write(ops[0], U32, act, (hi << np.uint32(16)) | lo)
-        return
-    raise VmUnsupported(f"{ins.opcode} is not implemented")
