@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mmacts.ptxvm import fpnum, ops_core
+from mmacts.ptxvm import fpnum, mufu, ops_core
 from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
 from mmacts.ptxvm.memory import SHARED_WINDOW, WINDOW_SIZE
@@ -539,3 +539,18 @@ def _cvt(m: Machine, ins: Instr, act: np.ndarray) -> None:
         raise VmUnsupported(f"{ins.opcode} is not implemented")
     else:
         _core_cvt(m, ins, act)
+
+
+# ------------------------------------------------------------------------------------------ rcp.approx
+@handler("rcp")
+def _rcp(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """rcp.approx{.ftz}.f32 d, a (9.7.3.13): the multi-function unit's reciprocal, whose bits the ISA does
+    not give (at most 1 ulp from 1/a; +-0 -> +-inf, +-inf -> +-0, NaN -> NaN): produced from the table
+    recorded on silicon (:mod:`mmacts.ptxvm.mufu`), refused by name without one. The IEEE forms
+    (rcp.{rn,rz,rm,rp}) and rcp.approx.ftz.f64 are not implemented."""
+    if ins.opcode not in ("rcp.approx.f32", "rcp.approx.ftz.f32"):
+        raise VmUnsupported(f"{ins.opcode} is not implemented (the VM has rcp.approx{{.ftz}}.f32 only)")
+    d, a = ins.operands
+    f32 = ptx_type("f32")
+    bits = m.read(a, f32, act).view(np.uint32)
+    m.write(d, f32, act, mufu.rcp_approx(bits, ins.has("ftz")).view(np.float32))
