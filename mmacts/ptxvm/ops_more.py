@@ -19,9 +19,9 @@ import numpy as np
 
 from mmacts.ptxvm import fpnum, mufu, ops_core
 from mmacts.ptxvm.errors import VmError, VmUnsupported
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.machine import BLOCKED, Machine, handler
 from mmacts.ptxvm.memory import SHARED_WINDOW, WINDOW_SIZE
-from mmacts.ptxvm.parse import Instr
+from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, ptx_type
 
 U64 = np.uint64
@@ -554,3 +554,73 @@ def _rcp(m: Machine, ins: Instr, act: np.ndarray) -> None:
     f32 = ptx_type("f32")
     bits = m.read(a, f32, act).view(np.uint32)
     m.write(d, f32, act, mufu.rcp_approx(bits, ins.has("ftz")).view(np.float32))
+
+
+# ------------------------------------------------------------------------------------------ bar.red
+@dataclass
+class _RedArrival:
+    threads: np.ndarray
+    values: np.ndarray
+    dest: Operand
+    op: str
+
+
+class _BarRedState:
+    """Per (CTA, barrier) the arrivals of the barrier's current bar.red phase."""
+
+    def __init__(self, _m: Machine) -> None:
+        self.phase: dict[tuple[int, int], list[_RedArrival]] = {}
+
+
+@handler("bar.red", "barrier.red", "bar.cta.red", "barrier.cta.red")
+def _bar_red(m: Machine, ins: Instr, act: np.ndarray) -> bool:
+    """``barrier{.cta}.red.popc{.aligned}.u32 d, a{, b}, {!}c`` / ``.red.{and,or}{.aligned}.pred p, a{, b},
+    {!}c`` and the ``bar{.cta}.red`` spellings (9.7.13.1): a ``bar.sync`` on barrier ``a`` (``b`` threads,
+    default all of the CTA) that also reduces the predicate ``c`` over the participating threads: .popc
+    counts the true ones, .and / .or combine them; every participant receives the result.
+
+    How, without a hook in the barrier machinery: each arrival records its predicates and destination,
+    then rewrites every recorded participant's destination with the reduction over the phase so far. A
+    waiting thread cannot read its register, so what it sees on release is the reduction over every
+    participant. A phase's records end when its threads have left the barrier. The ISA leaves mixing
+    bar.red with bar.sync / bar.arrive on one barrier unpredictable and requires one operator: errors."""
+    op = next((p for p in ins.parts[1:] if p in ("popc", "and", "or")), None)
+    want = "u32" if op == "popc" else "pred"
+    if op is None or ins.parts[-1] != want:
+        raise VmUnsupported(f"{ins.opcode}: expected .red.popc.u32 or .red.{{and,or}}.pred")
+    ops = ins.operands
+    if len(ops) not in (3, 4):
+        raise VmError(f"{ins.opcode} takes d, a{{, b}}, {{!}}c")
+    bid = m.read(ops[1], U32, act)
+    cnt = m.read(ops[2], U32, act) if len(ops) == 4 else np.zeros(len(act), dtype=np.uint32)
+    if len(np.unique(bid)) != 1 or len(np.unique(cnt)) != 1:
+        raise VmError(f"threads of one {ins.opcode} name different barriers or thread counts")
+    b, count = int(bid[0]), int(cnt[0])
+    if b > 15 or count % 32:
+        raise VmError(f"{ins.opcode}: barrier {b} / thread count {count} (0..15, a multiple of the warp size)")
+    if ins.base == "bar" or ins.has("aligned"):
+        m.check_converged(ins, act)
+    pred = m.read(ops[-1], PRED, act)
+    st = m.hook("bar.red", _BarRedState)
+    for c in np.unique(m.cta[act]):
+        key = (int(c), b)
+        mine = m.cta[act] == c
+        waiting = np.flatnonzero((m.status == BLOCKED) & (m.cta == c) & (m.bar_id == b))
+        phase = [r for r in st.phase.get(key, []) if np.isin(r.threads, waiting).all()]
+        if phase and phase[0].op != op:
+            raise VmError(f"{ins.opcode}: barrier {b} reduces with .{phase[0].op} in this phase (one operator)")
+        known = np.concatenate([r.threads for r in phase]) if phase else np.zeros(0, dtype=np.int64)
+        if not np.isin(waiting, known).all():
+            raise VmError(f"{ins.opcode}: barrier {b} has threads waiting in bar.sync / bar.arrive (mixing them with "
+                          f"bar.red is unpredictable, 9.7.13.1)")
+        phase.append(_RedArrival(act[mine], pred[mine], ops[0], op))
+        st.phase[key] = phase
+    m.block(act, b, count)
+    for c in np.unique(m.cta[act]):
+        phase = st.phase[(int(c), b)]
+        allp = np.concatenate([r.values for r in phase])
+        res = int(allp.sum()) if op == "popc" else bool(allp.all()) if op == "and" else bool(allp.any())
+        for r in phase:
+            t = PRED if op != "popc" else U32
+            m.write(r.dest, t, r.threads, np.full(len(r.threads), res, dtype=t.dtype))
+    return True
