@@ -473,20 +473,33 @@ def _im2col_offsets(m: Machine, ins: Instr, ops: tuple[Operand, ...], act: np.nd
 
 
 def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
+    """Shared -> global through ``tm``: the box (dense in shared memory, through the swizzle) to its place in
+    the tensor, elements outside the tensor not written. Packed ``.b4x16`` data (16 elements in 8 bytes, the
+    nvfp4 output of CUTLASS's block-scaled epilogues) moves in 8-byte chunks, the inner dimension counted in
+    elements as for loads; the padded types and a tensor whose inner extent ends inside a chunk are refused."""
+    r = tm.rank
+    box, dims, coords = list(tm.box[:r]), list(tm.dims[:r]), list(coords)
     es = ELEM_BYTES.get(tm.elemtype)
     if tm.mode != 0:
         raise VmUnsupported(f"{ins.opcode}: stores through an im2col tensor map are not implemented")
+    if tm.elemtype in SUB_BYTE:
+        es, pad = SUB_BYTE[tm.elemtype]
+        if pad:
+            raise VmUnsupported(f"{ins.opcode}: a store through a padded packed tensor map (.b4x16_p64 / "
+                                f".b6x16_p32) is not implemented")
+        if box[0] % 16 or coords[0] % 16 or dims[0] % 16:
+            raise VmUnsupported(f"{ins.opcode}: a packed store whose box, coordinate or inner extent is not whole "
+                                f"16-element chunks (box {box[0]}, coordinate {coords[0]}, extent {dims[0]})")
+        box[0], coords[0], dims[0] = box[0] // 16, coords[0] // 16, dims[0] // 16
     if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
         raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
-    r = tm.rank
-    box = tm.box[:r]
     n = int(np.prod(box))
     sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
                                                                           strict=True)], indexing="ij")
-    dims = list(reversed(tm.dims[:r]))
+    dims = list(reversed(dims))
     strides = list(reversed([es, *tm.strides[:r - 1]]))
     inb = np.ones(idx[0].shape, dtype=bool)
     off = np.zeros(idx[0].shape, dtype=np.int64)

@@ -1,0 +1,72 @@
+"""TMA stores of packed 4-bit data (``cp.async.bulk.tensor.*.global.shared::cta`` through a
+``16U4_ALIGN8B`` map): CUTLASS's nvfp4-output epilogues (example 72b) write D this way. Shared memory
+holds the box densely (16 elements in 8 bytes); the inner box dimension and coordinate count elements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mmacts.ptxvm import api as vm
+from mmacts.ptxvm.host import encode_tiled
+
+KERNEL = """.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry st(.param .u64 tmap, .param .u64 src, .param .s32 c0, .param .s32 c1)
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [tmap];
+  ld.param.u64 %rd2, [src];
+  ld.param.s32 %r10, [c0];
+  ld.param.s32 %r11, [c1];
+  mov.u32 %r0, %tid.x;
+  mul.wide.u32 %rd3, %r0, 4;
+  add.u64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r1, [%rd4];
+  mov.u32 %r2, smem;
+  mad.lo.u32 %r3, %r0, 4, %r2;
+  st.shared.u32 [%r3], %r1;
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  setp.ne.u32 %p1, %r0, 0;
+  @%p1 bra E;
+  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r10, %r11}], [%r2];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group 0;
+E:
+  ret;
+}
+"""
+
+
+def _store(name: str, coords: list[int], cols: int = 256, rows: int = 8) -> tuple[np.ndarray, np.ndarray, str]:
+    box = [128, 4]  # elements x rows: 64 bytes a row, 256 bytes in shared memory
+    data = np.random.default_rng(5).integers(0, 256, size=256).astype(np.uint8)
+    g = vm.zeros(rows * cols // 2, np.uint8)
+    m = encode_tiled(name, 2, g.base, [cols, rows], [cols // 2], box)
+    res = vm.RawModule(code=KERNEL).get_function("st")(1, 64, (vm.asarray(m), vm.asarray(data), *coords),
+                                                       shared_mem=1024)
+    return data, g.get().reshape(rows, cols // 2), getattr(res, "message", "")
+
+
+def test_packed_4_bit_box_lands_in_global_memory() -> None:
+    data, out, _ = _store("16U4_ALIGN8B", [128, 2])
+    want = np.zeros_like(out)
+    want[2:6, 64:128] = data.reshape(4, 64)
+    assert np.array_equal(out, want)
+
+
+def test_out_of_bound_rows_are_not_written() -> None:
+    data, out, _ = _store("16U4_ALIGN8B", [0, 6])  # rows 6, 7 in the tensor, 8 and 9 past its end
+    want = np.zeros_like(out)
+    want[6:8, 0:64] = data.reshape(4, 64)[:2]
+    assert np.array_equal(out, want)
+
+
+def test_padded_packed_store_is_refused_by_name() -> None:
+    with pytest.raises(Exception, match="padded"):
+        _store("16U4_ALIGN16B", [128, 2])
