@@ -3,7 +3,7 @@ from the ISA's text, not from the VM's tables: e2m1 codes 0..7 are 0, 0.5, 1, 1.
 e2m3 steps 0.125 below 1 and has MAX_NORM 7.5; e3m2 steps 0.0625 below 0.25 and has MAX_NORM 28; a ue8m0
 code c is 2^(c - 127). Operand order per the ISA's Semantics block: ``a`` (the upper half of a packed
 source) lands in the upper element of ``d``. No H100 can run these forms, so the fuzz record cannot check
-them (``mmacts/fuzz/forms.py`` NOT_FUZZED_FORMS)."""
+them (``mmacts/validation/fuzz/forms.py`` NOT_FUZZED_FORMS)."""
 
 from __future__ import annotations
 
