@@ -5,10 +5,17 @@ the refusal without one. Expected bits are worked out by hand: 1/1.5 rounds to 0
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+from mmacts.ptxvm import api as vm_api
 from mmacts.ptxvm import load_module, mufu
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HEAD = ".version 8.4\n.target sm_90a\n.address_size 64\n"
 RULES = {"ftz": {"normal": "scale", "tiny": "flush", "subnormal": "flush", "zero": "inf", "inf": "zero",
@@ -97,3 +104,53 @@ def test_a_recorded_table_stays_small(tmp_path) -> None:
     t = mufu.load_table(path)
     idx = rng.integers(0, mufu.N_MANT, 1000)
     assert np.array_equal(t.rcp_mantissa(idx), hw[idx].astype(np.uint32))
+
+
+class _VmAsCupy:
+    """The VM standing in for CuPy under the recording script: its CUDA source compiled by nvcc to PTX; the
+    2^23-thread ``table`` kernel is too large for a test, so this stand-in fills the table from ``hw``."""
+
+    def __init__(self, ptx: str, hw: np.ndarray) -> None:
+        self.ptx, self.hw = ptx, hw
+        self.zeros, self.asarray, self.asnumpy = vm_api.zeros, vm_api.asarray, vm_api.asnumpy
+        self.cuda = SimpleNamespace(Device=lambda: SimpleNamespace(synchronize=lambda: None))
+
+    def RawModule(self, code: str, options: tuple = ()):  # noqa: N802 -- CuPy's name
+        mod = vm_api.RawModule(code=self.ptx)
+
+        def fill_table(grid, block, args) -> None:
+            for a in args:
+                a.host[:] = self.hw
+
+        return SimpleNamespace(get_function=lambda name: fill_table if name == "table" else mod.get_function(name))
+
+
+def test_the_recording_script_on_the_vm(tmp_path, monkeypatch) -> None:
+    """The script's kernels (nvcc's PTX of its CUDA source) run on the VM, whose rcp.approx answers from a
+    synthetic table: the script must find that table's rules and exactly its planted exceptions, and its
+    file must give the VM the same answers back. Plant: a wrong rule in the script's CUDA (e.g. rz for rn)
+    makes the rules differ."""
+    from mmacts.ptxvm.test_cutlass_spellings import _ptx
+
+    spec = importlib.util.spec_from_file_location("record_rcp", ROOT / "validation/silicon/mufu/record_rcp.py")
+    rec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rec)
+    ptx = _ptx(rec.SOURCE, "sm_90a")
+    hw = mufu.correct_rcp_bits(np.arange(mufu.N_MANT))
+    hw[0x400000] -= 1
+    exc = {"ftz": (np.array([0x3F800007], np.uint32), np.array([0x12345678], np.uint32)),
+           "full": (np.array([0x00000003], np.uint32), np.array([0x7E000000], np.uint32))}
+    complete = {v: {c: True for c in mufu.CLASSES} for v in mufu.VARIANTS}
+    mufu.write_table(tmp_path / "syn.npz", hw, RULES, exc, complete, {})
+    monkeypatch.setenv("MMACTS_RCP_TABLE", str(tmp_path / "syn.npz"))
+    chunks = [(b, 1024) for b in (0x3F800000, 0x7F000000, 0x7F400000, 0x00000000, 0x007FFC00, 0x7F7FFE00,
+                                  0x80000000, 0xFF7FFE00)]
+    r = rec.record(_VmAsCupy(ptx, hw), chunks)
+    assert r["rules"] == RULES
+    assert {v: (a.tolist(), b.tolist()) for v, (a, b) in r["exceptions"].items()} == {
+        v: (a.tolist(), b.tolist()) for v, (a, b) in exc.items()}
+    mufu.write_table(tmp_path / "rec.npz", r["table"], r["rules"], r["exceptions"], r["complete"], {})
+    probe = np.array([b + i for b, _ in chunks for i in range(0, 1024, 37)], dtype=np.uint32)
+    for ftz in (True, False):
+        assert np.array_equal(mufu.rcp_approx(probe, ftz, tmp_path / "rec.npz"),
+                              mufu.rcp_approx(probe, ftz, tmp_path / "syn.npz"))

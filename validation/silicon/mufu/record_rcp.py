@@ -131,12 +131,53 @@ extern "C" __global__ void collect(const unsigned* tab, unsigned long long base,
 
 CHUNK = 1 << 30
 THREADS = 1024
+FULL = [(base, CHUNK) for base in range(0, 1 << 32, CHUNK)]
+"""All 2^32 inputs, as (first input, count) launches."""
 
 
-def _sweep(cp, kern, args_of) -> None:
-    for base in range(0, 1 << 32, CHUNK):
-        kern((CHUNK // THREADS,), (THREADS,), args_of(np.uint64(base)))
+def _sweep(cp, kern, chunks, args_of) -> None:
+    for base, n in chunks:
+        kern((n // THREADS,), (THREADS,), args_of(np.uint64(base)))
     cp.cuda.Device().synchronize()
+
+
+def record(cp, chunks=FULL) -> dict:
+    """Run the three kernels with ``cp`` (CuPy, or anything with its ``RawModule`` / ``zeros`` / ``asarray`` /
+    ``asnumpy`` / ``cuda.Device().synchronize()``) over the inputs of ``chunks``: the table of rcp(m), the rule
+    per variant and class, the inputs that break it, whether those lists are complete, and the counts."""
+    mod = cp.RawModule(code=SOURCE, options=("-std=c++17",))
+    n_cls = len(mufu.CLASSES)
+    t_ftz, t_full = cp.zeros(mufu.N_MANT, np.uint32), cp.zeros(mufu.N_MANT, np.uint32)
+    mod.get_function("table")((mufu.N_MANT // 256,), (256,), (t_ftz, t_full))
+    tab = cp.asnumpy(t_ftz)
+    counts = cp.zeros(2 * n_cls * (NCAND + 1), np.uint64)
+    _sweep(cp, mod.get_function("count"), chunks, lambda b: (t_ftz, b, counts))
+    c = cp.asnumpy(counts).reshape(2, n_cls, NCAND + 1)
+    rules: dict[str, dict[str, str]] = {}
+    rule_idx = np.zeros((2, n_cls), np.int32)
+    for v, vname in enumerate(mufu.VARIANTS):
+        rules[vname] = {}
+        for k, cname in enumerate(mufu.CLASSES):
+            cands = CANDIDATES[cname]
+            rule_idx[v, k] = min(range(len(cands)), key=lambda i: c[v, k, i])
+            rules[vname][cname] = cands[rule_idx[v, k]]
+    n = cp.zeros(2 * n_cls, np.uint32)
+    xin, xout = cp.zeros(2 * n_cls * CAP, np.uint32), cp.zeros(2 * n_cls * CAP, np.uint32)
+    d_rules = cp.asarray(rule_idx.reshape(-1))
+    _sweep(cp, mod.get_function("collect"), chunks, lambda b: (t_ftz, b, d_rules, n, xin, xout, np.uint32(CAP)))
+    kept = cp.asnumpy(n).reshape(2, n_cls)
+    xi, xo = cp.asnumpy(xin).reshape(2, n_cls, CAP), cp.asnumpy(xout).reshape(2, n_cls, CAP)
+    exceptions, complete = {}, {}
+    for v, vname in enumerate(mufu.VARIANTS):
+        keep = [(xi[v, k, :min(kept[v, k], CAP)], xo[v, k, :min(kept[v, k], CAP)]) for k in range(n_cls)]
+        exceptions[vname] = (np.concatenate([a for a, _ in keep]), np.concatenate([b for _, b in keep]))
+        complete[vname] = {cname: bool(kept[v, k] <= CAP) for k, cname in enumerate(mufu.CLASSES)}
+    summary = {vname: {cname: {"inputs": int(c[v, k, NCAND]),
+                               "mismatches": {cand: int(c[v, k, i]) for i, cand in enumerate(CANDIDATES[cname])},
+                               "rule": rules[vname][cname], "broken": int(kept[v, k])}
+                       for k, cname in enumerate(mufu.CLASSES)} for v, vname in enumerate(mufu.VARIANTS)}
+    return {"table": tab, "rules": rules, "exceptions": exceptions, "complete": complete, "summary": summary,
+            "ftz_and_full_agree_on_1_2": bool((tab == cp.asnumpy(t_full)).all())}
 
 
 def main() -> None:
@@ -145,46 +186,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     out = ap.parse_args().out
-    mod = cp.RawModule(code=SOURCE, options=("-std=c++17",))
-    n_cls = len(mufu.CLASSES)
-    t_ftz, t_full = cp.zeros(mufu.N_MANT, cp.uint32), cp.zeros(mufu.N_MANT, cp.uint32)
-    mod.get_function("table")((mufu.N_MANT // 256,), (256,), (t_ftz, t_full))
-    tab = cp.asnumpy(t_ftz)
-    same = bool((tab == cp.asnumpy(t_full)).all())
-    counts = cp.zeros(2 * n_cls * (NCAND + 1), cp.uint64)
-    _sweep(cp, mod.get_function("count"), lambda b: (t_ftz, b, counts))
-    c = cp.asnumpy(counts).reshape(2, n_cls, NCAND + 1)
-    rules: dict[str, dict[str, str]] = {}
-    rule_idx = np.zeros((2, n_cls), np.int32)
-    for v, vname in enumerate(mufu.VARIANTS):
-        rules[vname] = {}
-        for k, cname in enumerate(mufu.CLASSES):
-            cands = CANDIDATES[cname]
-            best = min(range(len(cands)), key=lambda i: c[v, k, i])
-            rule_idx[v, k] = best
-            rules[vname][cname] = cands[best]
-    n = cp.zeros(2 * n_cls, cp.uint32)
-    xin, xout = cp.zeros(2 * n_cls * CAP, cp.uint32), cp.zeros(2 * n_cls * CAP, cp.uint32)
-    d_rules = cp.asarray(rule_idx.reshape(-1))
-    _sweep(cp, mod.get_function("collect"), lambda b: (t_ftz, b, d_rules, n, xin, xout, np.uint32(CAP)))
-    kept = cp.asnumpy(n).reshape(2, n_cls)
-    xi, xo = cp.asnumpy(xin).reshape(2, n_cls, CAP), cp.asnumpy(xout).reshape(2, n_cls, CAP)
-    exceptions, complete = {}, {}
-    for v, vname in enumerate(mufu.VARIANTS):
-        keep = [(xi[v, k, :min(kept[v, k], CAP)], xo[v, k, :min(kept[v, k], CAP)]) for k in range(n_cls)]
-        exceptions[vname] = (np.concatenate([a for a, _ in keep]), np.concatenate([b for _, b in keep]))
-        complete[vname] = {cname: bool(kept[v, k] <= CAP) for k, cname in enumerate(mufu.CLASSES)}
+    r = record(cp)
     props = cp.cuda.runtime.getDeviceProperties(0)
-    summary = {vname: {cname: {"inputs": int(c[v, k, NCAND]),
-                               "mismatches": {cand: int(c[v, k, i]) for i, cand in enumerate(CANDIDATES[cname])},
-                               "rule": rules[vname][cname], "broken": int(kept[v, k])}
-                       for k, cname in enumerate(mufu.CLASSES)} for v, vname in enumerate(mufu.VARIANTS)}
     meta = {"device": props["name"].decode(), "driver": cp.cuda.runtime.driverGetVersion(),
             "runtime": cp.cuda.runtime.runtimeGetVersion(), "cupy": cp.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "ftz_and_full_agree_on_1_2": same, "summary": summary}
+            "ftz_and_full_agree_on_1_2": r["ftz_and_full_agree_on_1_2"], "summary": r["summary"]}
     out.parent.mkdir(parents=True, exist_ok=True)
-    mufu.write_table(out, tab, rules, exceptions, complete, meta)
+    mufu.write_table(out, r["table"], r["rules"], r["exceptions"], r["complete"], meta)
     print(json.dumps(meta, indent=1))
     print(f"wrote {out} ({out.stat().st_size} bytes)")
 
