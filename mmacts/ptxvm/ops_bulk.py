@@ -296,17 +296,23 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
     if any(b < 1 or b > 256 for b in box):
         raise VmError(f"{ins.opcode}: tensor map box {box} out of range [1, 256]")
     box[0], coords[0], dims_in[0], es, pad = _inner(tm, box[0], coords[0], dims_in[0], ins)
-    # element index grids, innermost last for numpy (reversed dims)
+    inb, off = _box_offsets(box, coords, dims_in, [es, *tm.strides[:r - 1]])
+    return _gather(m, tm, off, inb, es, pad)
+
+
+def _box_offsets(box: list[int], coords: list[int], dims: list[int],
+                 strides: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per element of the box at ``coords`` (dimension 0 innermost, fastest), whether it lies inside the tensor
+    of extents ``dims`` and its byte offset there (``strides`` in bytes, dimension 0 first; indices outside the
+    tensor clipped to it, so that every offset is a valid address)."""
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
                                                                           strict=True)], indexing="ij")
-    dims = list(reversed(dims_in))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
     inb = np.ones(idx[0].shape, dtype=bool)
     off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += np.clip(idx[k], 0, max(dims[k] - 1, 0)) * strides[k]
-    return _gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad)
+    for k, (d, st) in enumerate(zip(reversed(dims), reversed(strides), strict=True)):
+        inb &= (idx[k] >= 0) & (idx[k] < d)
+        off += np.clip(idx[k], 0, max(d - 1, 0)) * st
+    return inb.reshape(-1), off.reshape(-1)
 
 
 def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, int, int, int, int]:
@@ -497,18 +503,9 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
     sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    dims = list(reversed(dims))
-    strides = list(reversed([es, *tm.strides[:r - 1]]))
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k in range(r):
-        inb &= (idx[k] >= 0) & (idx[k] < dims[k])
-        off += idx[k] * strides[k]
-    good = inb.reshape(-1)
+    good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
     if good.any():
-        m.gmem.store(np.uint64(tm.address) + off.reshape(-1)[good].astype(np.uint64), data[good])
+        m.gmem.store(np.uint64(tm.address) + off[good].astype(np.uint64), data[good])
 
 
 # ------------------------------------------------------------------------------------------ tensormap
