@@ -159,8 +159,7 @@ def test_the_recording_script_on_the_vm(tmp_path, monkeypatch) -> None:
 def test_the_committed_h100_table_is_complete_and_within_the_isa_bound() -> None:
     """The table recorded on an H100 (validation/silicon/mufu): every class complete and ruled, and every one of
     the 2^23 mantissas within the ISA's bound for rcp.approx.f32 (1 ulp of the correctly rounded reciprocal) -- a
-    check of the recording against the ISA, independent of the GPU that made it. Planted: a table whose trits are
-    all shifted by +2 fails the bound."""
+    check of the recording against the ISA, independent of the GPU that made it."""
     t = mufu.load_table(mufu.TABLE_PATH)
     assert t.meta["device"].startswith("NVIDIA H100")
     assert all(all(v.values()) for v in t.complete.values())
