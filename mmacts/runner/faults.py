@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mmacts.cases.status import CRASH
 from mmacts.report.atomic import write_text_atomic
 from mmacts.report.records import append_jsonl, empty_record
 
@@ -292,14 +293,36 @@ PROCESS_ENDED = "process ended"
 
 def is_contained_fault(record: dict[str, Any]) -> bool:
     """Whether ``record`` is a case that ended its process: a resume must not run it again
-    (a deterministic crash would end the resumed process too, forever)."""
+    (a deterministic crash would end the resumed process too, forever). A ``crash``, and the
+    ``error`` records of runs made before ``crash`` existed ("worker crashed: ...")."""
     msg = str(record.get("message") or "")
+    if record.get("status") == CRASH:
+        return True
     return record.get("status") == "error" and (msg.startswith("worker crashed") or PROCESS_ENDED in msg)
+
+
+def is_crash(record: dict[str, Any]) -> bool:
+    """A case whose process died under it: ``crash``, or an ``error`` an older mmacts recorded for one
+    (``--resume --rerun-crashed`` runs these again; a case that ended its process on purpose, a
+    timeout or a poisoned context, keeps its record)."""
+    return record.get("status") == CRASH or (
+        record.get("status") == "error" and str(record.get("message") or "").startswith("worker crashed"))
+
+
+def how_it_died(rc: int) -> str:
+    """``signal 11 (SIGSEGV)`` or ``exit code 3``: a process's end as ``subprocess`` reports it
+    (a negative return code is the signal that ended it)."""
+    if rc < 0:
+        try:
+            return f"signal {-rc} ({signal.Signals(-rc).name})"
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit code {rc}"
 
 
 def crash_message(worker: str, detail: str) -> str:
     """The message of a case whose worker process died under it."""
-    return (f"worker crashed: process {worker} died while running this case (segfault, os._exit or "
+    return (f"crash: worker process {worker} died while running this case (segfault, os._exit or "
             f"killed); xdist replaced it and the run went on. {detail}").strip()
 
 

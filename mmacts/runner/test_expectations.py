@@ -110,7 +110,7 @@ def test_flake_baseline_gate_and_update(tmp_path: Path) -> None:
                            "--out", str(tmp_path / "runs"))
     assert rc == 1, err
     run3 = Path(out.strip().splitlines()[-1])
-    assert "1 unexpected fail/error/timeout, 1 unexpected pass" in err
+    assert "1 unexpected fail/error/crash/timeout, 1 unexpected pass" in err
     assert err.index("FAIL     (expected pass) faulty.04.bad") < err.index("PASS     (expected fail) faulty.00.good")
     assert f"mmacts expectations update {run3} --out {baseline}" in err
     unexpected = pd.read_csv(run3 / "unexpected.csv")
