@@ -72,6 +72,13 @@ JUDGED: tuple[str, ...] = tuple(s.name for s in VOCABULARY if s.judged)
 """Statuses a pass rate counts (``pass`` over these)."""
 
 
+def readme_table() -> str:
+    """The statuses table README.md shows (``test_status.py`` checks README has exactly this)."""
+    rows = [f"| `{s.name}` | {s.meaning} | {'yes' if s.passing else 'no'} | {'yes' if s.bad else 'no'} |"
+            for s in VOCABULARY]
+    return "\n".join(["| status | what it means | a pass | fails the run (exit 1) |", "| --- | --- | --- | --- |", *rows])
+
+
 def is_bad(status: str | None) -> bool:
     """Whether ``status`` is a failure (a run ending with it exits 1)."""
     return status in BAD
@@ -116,3 +123,7 @@ def transition_kind(base: str, new: str) -> str:
     if base in (SKIP, XFAIL, NOT_SUPPORTED):
         return JUDGED_AGAIN
     return OTHER
+
+
+if __name__ == "__main__":
+    print(readme_table())

@@ -114,6 +114,20 @@ def _blame_inflight(run_dir: Path, rc: int) -> str | None:
     return case_id
 
 
+def _crashed_at_restart(run_dir: Path, previous: dict | None) -> None:
+    """--resume: record ``crash`` for the cases a run was running when its machine went down (the lock
+    it left is of another boot of this host); a run stopped from outside runs them again."""
+    import socket
+
+    from mmacts.runner.faults import record_lost_inflight
+    from mmacts.runner.runlock import boot_id
+
+    lost = record_lost_inflight(run_dir, previous, socket.gethostname(), boot_id())
+    if lost:
+        print(f"mmacts: the machine restarted while {len(lost)} case(s) ran; recorded as crash, not run again "
+              f"({', '.join(lost[:3])}{' ...' if len(lost) > 3 else ''}); --rerun-crashed runs them", file=sys.stderr)
+
+
 def _count_cases(run_dir: Path) -> int:
     """Cases with a record: the measure of progress between restarts of a dying test process."""
     from mmacts.report.records import read_jsonl
@@ -331,6 +345,9 @@ def _run(args: argparse.Namespace) -> int:
         opts = old.get("options", {})
         _check_resume_options(args, opts, run_dir)
         _check_resumable(run_dir)
+        from mmacts.runner import runlock
+
+        previous = runlock.owner_of(run_dir)  # what a run that died holding the lock left in it
         _lock(run_dir, ["mmacts", *sys.argv[1:]])
         from mmacts.report.records import repair_tail
 
@@ -340,6 +357,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
         if repaired:
             print(f"mmacts: {repaired}", file=sys.stderr)
+        _crashed_at_restart(run_dir, previous)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"),
