@@ -76,7 +76,8 @@ def readme_table() -> str:
     """The statuses table README.md shows (``test_status.py`` checks README has exactly this)."""
     rows = [f"| `{s.name}` | {s.meaning} | {'yes' if s.passing else 'no'} | {'yes' if s.bad else 'no'} |"
             for s in VOCABULARY]
-    return "\n".join(["| status | what it means | a pass | fails the run (exit 1) |", "| --- | --- | --- | --- |", *rows])
+    head = ["| status | what it means | a pass | fails the run (exit 1) |", "| --- | --- | --- | --- |"]
+    return "\n".join([*head, *rows])
 
 
 def is_bad(status: str | None) -> bool:

@@ -360,4 +360,5 @@ def test_crash_report_without_a_note_falls_back_to_the_node_id(tmp_path: Path) -
         plugin._CONFIG.pop("config", None)
         plugin._close_log()
     (rec,) = read_jsonl(tmp_path / "results.jsonl")
-    assert rec["case_id"] == "x.y" and rec["status"] == "crash" and rec["message"].startswith("crash: worker process gw0")
+    assert rec["case_id"] == "x.y" and rec["status"] == "crash"
+    assert rec["message"].startswith("crash: worker process gw0")
