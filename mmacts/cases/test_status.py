@@ -86,3 +86,16 @@ def test_console_summary_and_page_count_crash_and_not_supported() -> None:
     assert "<span class='crash'>2 crash</span>, <span class='not-supported'>1 not-supported</span>" in page
     failures = page.split("<h2 id='failures'>", 1)[1].split("<h2", 1)[0]
     assert ">b<" in failures and ">c<" not in failures  # a crash is a failure; not-supported is not
+
+
+def test_junit_reports_a_crash_as_an_error_and_not_supported_as_skipped() -> None:
+    from mmacts.report.frame import to_frame
+    from mmacts.report.records import empty_record
+    from mmacts.report.write import junit_xml
+
+    df = to_frame([empty_record(case_id="a", suite="s", status="crash", message="crash: signal 11 (SIGSEGV)"),
+                   empty_record(case_id="b", suite="s", status="not-supported", message="needs sm_100a")])
+    xml = junit_xml(df)
+    assert '<error message="crash: crash: signal 11 (SIGSEGV)"' in xml
+    assert '<skipped message="not-supported: needs sm_100a"' in xml
+    assert 'errors="1"' in xml and 'skipped="1"' in xml

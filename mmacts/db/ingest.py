@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mmacts.cases.status import NOT_RUN
 from mmacts.db.schema import BAD_CODES, JUDGED_CODES, ROLLUP_STATUSES, STATUS_CODE, rollup_column
 from mmacts.db.store import Store
 
@@ -201,7 +202,7 @@ def observation_rows(df: pd.DataFrame, cl: CaseList, device_keys: np.ndarray) ->
 
     case_id, status, message, observation, backend = (col(c) for c in
                                                        ("case_id", "status", "message", "observation", "backend"))
-    keep = (backend != "model") & (status != "skip")
+    keep = (backend != "model") & ~np.isin(status.astype(str), NOT_RUN)
     # answers as observe._answer gives them: "status" or "status: message", or a probe's observation JSON
     ans = np.array([f"{st or ''}: {m}" if m else f"{st or ''}" for st, m in zip(status, message, strict=True)],
                    dtype=object)
