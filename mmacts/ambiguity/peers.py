@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mmacts.ambiguity import register as R
+from mmacts.cases.status import NOT_RUN
 
 _LINKS = re.compile(r"register: (AMB-[A-Z0-9-]+(?:, AMB-[A-Z0-9-]+)*)")
 
@@ -48,7 +49,7 @@ def summarise(rows: list[dict[str, Any]], versions: dict[str, str], run: str) ->
             a = acc.setdefault((eid, peer), {"cases": 0, "agree": 0, "disagree": 0, "observed": 0, "first": None,
                                              "example": r["case_id"]})
             status = r.get("status")
-            if status in ("skip", "error", "timeout"):
+            if status in (*NOT_RUN, "error", "crash", "timeout"):
                 continue
             a["cases"] += 1
             if status == "pass":

@@ -80,6 +80,7 @@ def test_skips_and_model_rows_are_not_evidence_unless_asked():
     reg = _fresh()
     df = pd.DataFrame([
         _row("probes.signed_zero.mma_sync.sm_90a", status="skip", obs={"answer": "plus"}),
+        _row("probes.signed_zero.tcgen05.sm_100a", status="not-supported", message="needs an sm_100-family GPU"),
         _row("probes.signed_zero.wgmma.sm_90a", backend="model", device="cpu", obs={"answer": "plus"}),
     ])
     assert record_observations(reg, df).get("AMB-SIGNED-ZERO").observations == ()

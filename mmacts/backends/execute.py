@@ -16,8 +16,8 @@ everywhere:
 - ``auto``: ``cuda`` where a GPU is present and the suite supports it, ``model``
   elsewhere; the record says which one ran.
 
-Nothing here reports ``pass`` for something that was not obtained: a missing
-GPU is ``skip`` with the reason, an exception is ``error`` with its message.
+Nothing here reports ``pass`` for something that was not obtained: a GPU (or backend) that cannot
+run the case's form is ``not-supported`` with the reason, an exception is ``error`` with its message.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 from mmacts.backends import BACKENDS, gpu
 from mmacts.backends.driver import Driver, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
 from mmacts.report.records import empty_record
 
@@ -63,7 +64,26 @@ def vm_profile(driver: Driver, case: Case) -> dict[str, Any]:
 
 
 class CaseSkipped(Exception):
-    """Raised inside execution to end a case as ``skip`` with a reason."""
+    """Raised inside execution to end a case as ``not-supported`` with the reason: the backend chosen
+    cannot run it here (a form this GPU does not have, no usable GPU for ``--backend cuda``). Not
+    ``skip``: a skip is the user's choice, this is the device's limit, and a validation team counts
+    the two apart."""
+
+
+VM_REFUSAL = "PTX VM unsupported"
+"""How a launch outcome starts when the PTX VM refused, by name, a form it does not model exactly
+(``VmUnsupported``, ``mmacts.ptxvm.runtime``): the backend cannot run the case, which is not an error."""
+
+
+def not_supported_reason(result: LaunchResult) -> str | None:
+    """Why a launch result says the backend cannot run the case (None: it ran, or it failed): a
+    launcher's ``skip`` (this GPU lacks the form, no launcher here), or the VM's refusal by name."""
+    if result.status == "skip":
+        return str(result.extra.get("reason", "")) or "the backend cannot run this case"
+    why = str(result.extra.get("reason") or result.extra.get("message") or "")
+    if result.status == "error" and VM_REFUSAL in why:
+        return why
+    return None
 
 
 @dataclass
@@ -173,7 +193,7 @@ class Executor:
             else:
                 rec.update(self._run(driver, case, on_gpu=True))
         except CaseSkipped as exc:
-            rec.update(status="skip", message=str(exc))
+            rec.update(status=NOT_SUPPORTED, message=str(exc))
         except Exception as exc:  # a harness or model exception is an error, never a pass
             tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
             rec.update(status="error", message=tb)
@@ -222,8 +242,9 @@ class Executor:
             out["executor"] = f"record-model ({vm_reason(driver, case)})"
         if result.status == "timeout":
             return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
-        if result.status == "skip":
-            return dict(out, status="skip", message=str(result.extra.get("reason", "")))
+        unable = not_supported_reason(result)
+        if unable is not None:
+            return dict(out, status=NOT_SUPPORTED, message=unable)
         if result.status != "ok" or result.got is None:
             # a launch that failed (or returned nothing) is judged by nothing it may have left in
             # ``got``: an error with the launch's own reason, never a comparison that could pass

@@ -146,3 +146,47 @@ def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypa
     rec = ex.execute(Observing(), _case("sm_100a"))
     assert rec["status"] == "observed" and rec["compare_mode"] == "observe:model:some_hypothesis"
     assert rec["message"] == "PROBE x; agrees with the hypothesis"
+
+
+class _LaunchingDriver(MixedDriver):
+    """A driver whose launcher answers with a given LaunchResult (what a GPU or the VM would say)."""
+
+    def __init__(self, result: object) -> None:
+        self.result = result
+
+    def module_ptx(self, case: Case) -> str:
+        from mmacts.runner.fake_suite import TRIVIAL_PTX
+
+        return TRIVIAL_PTX
+
+    def make_inputs(self, case: Case) -> object:
+        return None
+
+    def vm_reason(self, case: Case) -> str | None:
+        return None
+
+    def run_cuda(self, cases: list[Case], inputs: list[object], module: object) -> list[object]:
+        return [self.result for _ in cases]
+
+
+@pytest.mark.parametrize(("result", "why"), [
+    (execute.LaunchResult(None, "skip", extra={"reason": "needs sm_100a; this GPU is sm_90"}), "needs sm_100a"),
+    (execute.LaunchResult(None, "error", extra={"message": "PTX VM unsupported: tcgen05.mma.ws at line 9"}),
+     "PTX VM unsupported: tcgen05.mma.ws"),
+])
+def test_a_form_the_backend_cannot_run_is_not_supported(result: object, why: str) -> None:
+    """A launcher's skip (this GPU lacks the form) and the VM's refusal by name end ``not-supported`` with
+    the reason: not ``skip`` (the user's choice), not ``error``, never a pass."""
+    rec = Executor(backend="model").execute(_LaunchingDriver(result), _case("sm_90a"))
+    assert rec["status"] == "not-supported" and why in rec["message"], rec
+
+
+def test_a_vm_error_that_is_not_a_refusal_stays_an_error() -> None:
+    bad = execute.LaunchResult(None, "error", extra={"message": "PTX VM memory: out of bounds at 0x10"})
+    rec = Executor(backend="model").execute(_LaunchingDriver(bad), _case("sm_90a"))
+    assert rec["status"] == "error"
+
+
+def test_a_gpu_that_cannot_run_the_case_is_not_supported(hopper: None) -> None:
+    rec = Executor(backend="cuda").execute(MixedDriver(), _case("sm_100a"))
+    assert rec["status"] == "not-supported" and rec["message"] == "needs sm_100a; this GPU is sm_90"

@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mmacts.cases.status import ORDER
+
 LEVELS: tuple[str, ...] = ("smoke", "standard", "full")
 """Run levels, smallest first. A case belongs to its level and every larger one."""
 
-STATUSES: tuple[str, ...] = ("pass", "fail", "skip", "xfail", "error", "timeout")
-"""Every status a case can end with. Nothing that was not obtained is a ``pass``."""
+STATUSES: tuple[str, ...] = ORDER
+"""Every status a case can end with (:mod:`mmacts.cases.status`). Nothing that was not obtained is a ``pass``."""
 
 _SPEC_REF = re.compile(r"^(T\d+\.\d+|S\d+(\.\d+)*)$")
 

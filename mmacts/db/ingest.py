@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mmacts.db.schema import BAD_CODES, JUDGED_CODES, STATUS_CODE
+from mmacts.cases.status import NOT_RUN
+from mmacts.db.schema import BAD_CODES, JUDGED_CODES, ROLLUP_STATUSES, STATUS_CODE, rollup_column
 from mmacts.db.store import Store
 
 CASE_COLUMNS = ("suite", "instruction", "spec_rows", "arch", "level", "expect", "compare_mode")
@@ -201,7 +202,7 @@ def observation_rows(df: pd.DataFrame, cl: CaseList, device_keys: np.ndarray) ->
 
     case_id, status, message, observation, backend = (col(c) for c in
                                                        ("case_id", "status", "message", "observation", "backend"))
-    keep = (backend != "model") & (status != "skip")
+    keep = (backend != "model") & ~np.isin(status.astype(str), NOT_RUN)
     # answers as observe._answer gives them: "status" or "status: message", or a probe's observation JSON
     ans = np.array([f"{st or ''}: {m}" if m else f"{st or ''}" for st, m in zip(status, message, strict=True)],
                    dtype=object)
@@ -278,7 +279,7 @@ def prepare(meta: dict[str, Any], df: pd.DataFrame, source: str = "") -> dict[st
     su_codes, su_names = pd.factorize(df["suite"].fillna("unknown").astype(str))
     ns, nd = max(len(su_names), 1), max(len(dev_names), 1)
     cell = dev_codes.astype(np.int64) * ns + su_codes
-    counts = np.zeros((nd * ns, 8), dtype=np.int64)
+    counts = np.zeros((nd * ns, max(STATUS_CODE.values()) + 1), dtype=np.int64)
     np.add.at(counts, (cell, status.astype(np.int64)), 1)
     kern = pd.to_numeric(df["kernel_us"], errors="coerce").to_numpy(dtype=float)
     runs_s = pd.to_numeric(df["run_s"], errors="coerce").to_numpy(dtype=float)
@@ -288,8 +289,7 @@ def prepare(meta: dict[str, Any], df: pd.DataFrame, source: str = "") -> dict[st
     suite_stats = pd.DataFrame({
         "run_key": run_key, "device_key": dev_code_keys[present // ns],
         "suite": [str(su_names[c % ns]) for c in present], "n_cases": counts[present].sum(axis=1),
-        **{f"n_{name}": counts[present, STATUS_CODE[name]]
-           for name in ("pass", "fail", "error", "timeout", "skip", "xfail", "observed")},
+        **{rollup_column(name): counts[present, STATUS_CODE[name]] for name in ROLLUP_STATUSES},
         "kernel_us_median": med.reindex(present).to_numpy(), "run_s_sum": rsum.reindex(present).to_numpy()})
     nt = max(len(cl.tbl_names), 1)
     tcell = dev_codes[cl.ref_rows].astype(np.int64) * nt + cl.ref_tbl

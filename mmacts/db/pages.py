@@ -120,7 +120,8 @@ def regressions_page(df: pd.DataFrame, store_label: str, since: Any) -> str:
 def device_page(d: dict[str, Any], store_label: str) -> str:
     runs = d["runs"]
     labels = [str(pd.Timestamp(t))[:16] for t in runs["started_at"]] if len(runs) else []
-    judged = (runs[["pass", "fail", "error", "timeout"]].sum(axis=1)) if len(runs) else pd.Series(dtype=float)
+    judged = (runs[[c for c in ("pass", "fail", "error", "crash", "timeout", "flake") if c in runs]].sum(axis=1)
+              if len(runs) else pd.Series(dtype=float))
     rate = (runs["pass"] / judged.where(judged > 0)).tolist() if len(runs) else []
     body = [f"<p>everything <b>{html.escape(d['label'])}</b> answered: {len(runs)} runs</p>",
             line_chart({"pass rate": [None if pd.isna(v) else float(v) for v in rate]}, labels,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.db.schema import BAD_CODES, JUDGED_CODES, STATUS_NAME
+from mmacts.db.schema import BAD_CODES, BAD_SUM, JUDGED_CODES, JUDGED_SUM, STATUS_NAME
 from mmacts.db.store import Store, StoreError
 
 _BAD = "(" + ", ".join(map(str, BAD_CODES)) + ")"
@@ -92,10 +92,10 @@ def history(store: Store, since: _dt.datetime | None = None, until: _dt.datetime
         where += " AND d.label LIKE ?"
         params = [*params, f"%{device}%"]
     dj = "JOIN devices d ON d.device_key = s.device_key"
-    judged = "(s.n_pass + s.n_fail + s.n_error + s.n_timeout)"
+    judged = JUDGED_SUM
     suite = store.frame(
         f"SELECT {b} AS bucket, s.suite, SUM(s.n_pass) AS n_pass, SUM({judged}) AS n_judged, "
-        f"SUM(s.n_fail + s.n_error + s.n_timeout) AS n_bad, SUM(s.n_cases) AS n_cases, "
+        f"SUM({BAD_SUM}) AS n_bad, SUM(s.n_cases) AS n_cases, "
         f"percentile_cont(0.5) WITHIN GROUP (ORDER BY s.kernel_us_median) AS kernel_us "
         f"FROM run_suite_stats s JOIN runs ru ON ru.run_key = s.run_key {dj} WHERE {where} "
         f"GROUP BY 1, 2 ORDER BY 1, 2", params)
@@ -118,7 +118,7 @@ def history(store: Store, since: _dt.datetime | None = None, until: _dt.datetime
         f"GROUP BY 1, 2 ORDER BY 1, 2", params)
     runs = store.frame(
         f"SELECT ru.started_at, ru.host, ru.gpu_name, ru.kernel_driver, ru.driver, ru.ptxas, ru.git_sha, "
-        f"ru.level, ru.backend, ru.shard, ru.batch, ru.n_cases, SUM(s.n_fail + s.n_error + s.n_timeout) AS n_bad "
+        f"ru.level, ru.backend, ru.shard, ru.batch, ru.n_cases, SUM({BAD_SUM}) AS n_bad "
         f"FROM runs ru JOIN run_suite_stats s ON s.run_key = ru.run_key {dj} WHERE {where} "
         f"GROUP BY ru.run_key, ru.started_at, ru.host, ru.gpu_name, ru.kernel_driver, ru.driver, ru.ptxas, "
         f"ru.git_sha, ru.level, ru.backend, ru.shard, ru.batch, ru.n_cases "
@@ -176,9 +176,9 @@ def transitions(store: Store, since: _dt.datetime | None = None, until: _dt.date
                 device: str | None = None) -> pd.DataFrame:
     """Status changes between consecutive runs of each case on each device, counted per
     ``from -> to`` pair (``times``: changes, ``cases``: distinct cases), with what the pair means
-    (:func:`mmacts.report.compare_gate.transition_kind`: fail -> pass an improvement, pass -> timeout a
+    (:func:`mmacts.cases.status.transition_kind`: fail -> pass an improvement, pass -> timeout a
     regression, ...): the store's view of what ``report compare`` says of two runs."""
-    from mmacts.report.compare_gate import transition_kind
+    from mmacts.cases.status import transition_kind
 
     where, params = _window(since, until)
     dev = ""
@@ -274,15 +274,16 @@ def device(store: Store, pattern: str) -> dict[str, Any]:
     runs = store.frame(
         "SELECT ru.started_at, ru.run_uid, ru.gpu_name, ru.compute_capability, ru.kernel_driver, ru.driver, "
         "ru.cuda_runtime, ru.ptxas, ru.git_sha, ru.level, ru.backend, ru.shard, ru.batch, SUM(s.n_cases) AS cases, "
-        "SUM(s.n_pass) AS pass, SUM(s.n_fail) AS fail, SUM(s.n_error) AS error, SUM(s.n_timeout) AS timeout, "
-        "SUM(s.n_skip) AS skip, SUM(s.n_xfail) AS xfail, SUM(s.n_observed) AS observed "
+        "SUM(s.n_pass) AS pass, SUM(s.n_fail) AS fail, SUM(s.n_error) AS error, SUM(s.n_crash) AS crash, "
+        "SUM(s.n_timeout) AS timeout, SUM(s.n_flake) AS flake, SUM(s.n_skip) AS skip, "
+        "SUM(s.n_not_supported) AS not_supported, SUM(s.n_xfail) AS xfail, SUM(s.n_observed) AS observed "
         "FROM run_suite_stats s JOIN runs ru ON ru.run_key = s.run_key WHERE s.device_key = ? "
         "GROUP BY ru.run_key, ru.started_at, ru.run_uid, ru.gpu_name, ru.compute_capability, ru.kernel_driver, "
         "ru.driver, ru.cuda_runtime, ru.ptxas, ru.git_sha, ru.level, ru.backend, ru.shard, ru.batch "
         "ORDER BY ru.started_at", [key])
     suites = store.frame(
         "SELECT s.suite, COUNT(DISTINCT s.run_key) AS runs, SUM(s.n_cases) AS results, SUM(s.n_pass) AS pass, "
-        "SUM(s.n_fail + s.n_error + s.n_timeout) AS bad, SUM(s.n_observed) AS observed, "
+        f"SUM({BAD_SUM}) AS bad, SUM(s.n_observed) AS observed, "
         "percentile_cont(0.5) WITHIN GROUP (ORDER BY s.kernel_us_median) AS kernel_us_median "
         "FROM run_suite_stats s WHERE s.device_key = ? GROUP BY s.suite ORDER BY s.suite", [key])
     register = store.frame(

@@ -26,12 +26,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mmacts.cases.status import BY_NAME
 from mmacts.db.store import Store, StoreError
 
-STATUSES = (("pass", 0, True, False), ("fail", 1, True, True), ("error", 2, True, True),
-            ("timeout", 3, True, True), ("skip", 4, False, False), ("xfail", 5, False, False),
-            ("observed", 6, False, False), ("other", 7, False, False))
-"""(name, code, judged, bad): ``judged`` statuses count in a pass rate; ``bad`` ones are failures."""
+_V1_STATUSES = (("pass", 0, True, False), ("fail", 1, True, True), ("error", 2, True, True),
+                ("timeout", 3, True, True), ("skip", 4, False, False), ("xfail", 5, False, False),
+                ("observed", 6, False, False), ("other", 7, False, False))
+"""The statuses migration 1 wrote (frozen: a migration must do the same on every store, whatever
+this checkout's vocabulary)."""
+_V4_STATUSES = (("crash", 8), ("not-supported", 9), ("flake", 10))
+"""Added by migration 4: ``crash`` and ``not-supported`` were new; ``flake`` was stored as ``other``."""
+_OTHER = ("other", 7, False, False)
+STATUSES = (*((n, c, BY_NAME[n].judged, BY_NAME[n].bad) for n, c, _, _ in _V1_STATUSES if n in BY_NAME),
+            *((n, c, BY_NAME[n].judged, BY_NAME[n].bad) for n, c in _V4_STATUSES), _OTHER)
+"""(name, code, judged, bad): every status of :mod:`mmacts.cases.status` with its code (codes never
+change once written), and ``other`` for a status this mmacts does not know; ``judged`` statuses count
+in a pass rate, ``bad`` ones are failures."""
+ROLLUP_STATUSES = ("pass", "fail", "error", "crash", "timeout", "skip", "not-supported", "xfail", "observed",
+                   "flake")
+"""The statuses ``run_suite_stats`` counts, one column ``n_<name>`` each (``-`` as ``_``)."""
+
+
+def rollup_column(name: str) -> str:
+    """``n_not_supported`` for ``not-supported``: the rollup column of a status."""
+    return "n_" + name.replace("-", "_")
+
+
+JUDGED_SUM = "(" + " + ".join(f"s.{rollup_column(n)}" for n in ROLLUP_STATUSES if BY_NAME[n].judged) + ")"
+"""SQL over ``run_suite_stats s``: the cases a pass rate counts (:data:`mmacts.cases.status.JUDGED`)."""
+BAD_SUM = "(" + " + ".join(f"s.{rollup_column(n)}" for n in ROLLUP_STATUSES if BY_NAME[n].bad) + ")"
+"""SQL over ``run_suite_stats s``: the failures (:data:`mmacts.cases.status.BAD`)."""
 STATUS_CODE = {name: code for name, code, _, _ in STATUSES}
 STATUS_NAME = {code: name for name, code, _, _ in STATUSES}
 BAD_CODES = tuple(code for _, code, _, bad in STATUSES if bad)
@@ -54,7 +78,7 @@ _V1 = (
     """CREATE TABLE statuses (code SMALLINT PRIMARY KEY, name TEXT NOT NULL UNIQUE,
            judged BOOLEAN NOT NULL, bad BOOLEAN NOT NULL)""",
     "INSERT INTO statuses VALUES " + ", ".join(f"({c}, '{n}', {str(j).upper()}, {str(b).upper()})"
-                                               for n, c, j, b in STATUSES),
+                                               for n, c, j, b in _V1_STATUSES),
     """CREATE TABLE runs (
            run_key BIGINT PRIMARY KEY, run_uid TEXT NOT NULL UNIQUE,
            host TEXT, gpu_name TEXT, compute_capability TEXT, gpu_count INTEGER,
@@ -100,6 +124,21 @@ _V2_VIEW = """CREATE VIEW results_v AS
     FROM results r JOIN runs ru ON ru.run_key = r.run_key JOIN cases c ON c.case_key = r.case_key
     JOIN devices d ON d.device_key = r.device_key JOIN statuses s ON s.code = r.status"""
 
+_V4 = (
+    "INSERT INTO statuses VALUES " + ", ".join(
+        f"({c}, '{n}', {str(BY_NAME[n].judged).upper()}, {str(BY_NAME[n].bad).upper()})" for n, c in _V4_STATUSES),
+    # an old store's flakes were stored as 'other'; their message says what they were
+    "UPDATE results SET status = 10 WHERE status = 7 AND message LIKE 'flake: passed on attempt%'",
+    *(f"ALTER TABLE run_suite_stats ADD COLUMN {rollup_column(n)} INTEGER NOT NULL DEFAULT 0"
+      for n, _ in _V4_STATUSES),
+    """UPDATE run_suite_stats SET n_flake = (SELECT COUNT(*) FROM results r JOIN cases c ON c.case_key = r.case_key
+           WHERE r.run_key = run_suite_stats.run_key AND r.device_key = run_suite_stats.device_key
+           AND c.suite = run_suite_stats.suite AND r.status = 10)""",
+)
+"""Migration 4: an old store keeps every row; its crashes stay the ``error`` they were recorded as
+(the run said so then), its flakes become ``flake`` (counted in the new ``n_flake``), and the
+per-suite rollups gain a column per new status (``n_crash``, ``n_not_supported``: 0 for old runs)."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, cases, devices, results, rollups, observations", _V1),
     Migration(
@@ -107,13 +146,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         (_V2_VIEW,),
         postgres=("CREATE INDEX results_case_idx ON results (case_key, device_key)",
                   "CREATE INDEX results_run_idx ON results (run_key)",
-                  "CREATE INDEX results_bad_idx ON results (status) WHERE status IN "
-                  + str(BAD_CODES),
+                  "CREATE INDEX results_bad_idx ON results (status) WHERE status IN (1, 2, 3)",
                   "CREATE INDEX observations_device_idx ON observations (device_key)",
                   "CREATE INDEX runs_started_idx ON runs (started_at)"),
     ),
     Migration(3, "PostgreSQL: a partial index for one device's probe answers (mmacts db device)", (),
               postgres=("CREATE INDEX results_observed_idx ON results (device_key) WHERE observation IS NOT NULL",)),
+    Migration(4, "statuses crash, not-supported and flake; their counts in run_suite_stats", _V4, postgres=(
+        "DROP INDEX results_bad_idx",
+        "CREATE INDEX results_bad_idx ON results (status) WHERE status IN " + str(BAD_CODES))),
 )
 LATEST = MIGRATIONS[-1].version
 _PG_LOCK = 7_366_173_001  # advisory lock id: "mmacts schema"

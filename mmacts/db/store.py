@@ -46,8 +46,8 @@ def is_postgres(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
 
 
-_COUNTS = {"runs", "cases", "results", "pass", "fail", "error", "timeout", "skip", "xfail", "observed", "bad",
-           "changes"}
+_COUNTS = {"runs", "cases", "results", "pass", "fail", "error", "crash", "timeout", "flake", "skip", "not_supported",
+           "xfail", "observed", "bad", "changes"}
 
 
 def _counts_as_ints(df: pd.DataFrame) -> pd.DataFrame:

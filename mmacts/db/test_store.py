@@ -46,7 +46,7 @@ def test_migrations_apply_in_order_and_a_newer_store_is_refused(store_url, compi
     with open_store(store_url, migrate=False) as s:
         assert schema.version(s) == 0
         assert schema.migrate(s, target=1) == [1]
-        ingest.ingest_run(s, compile_run)  # a v1 store takes runs
+        assert ingest.write_prepared(s, _as_written_before_v4(compile_run))  # a v1 store took runs
         assert schema.migrate(s) == list(range(2, schema.LATEST + 1))
         assert schema.migrate(s) == []
         assert schema.version(s) == schema.LATEST
@@ -57,6 +57,17 @@ def test_migrations_apply_in_order_and_a_newer_store_is_refused(store_url, compi
         s.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (schema.LATEST + 1, "from the future", "now"))
     with pytest.raises(StoreError, match="newer|knows up to"):
         open_store(store_url)
+
+
+def _as_written_before_v4(run_dir: Path) -> dict:
+    """``run_dir`` prepared as an mmacts before migration 4 wrote it: no rollup column for the statuses
+    that migration added (a store of schema < 4 has none)."""
+    import json
+
+    p = ingest.prepare(json.loads((run_dir / "run.json").read_text()), pd.read_parquet(run_dir / "results.parquet"))
+    new = [schema.rollup_column(n) for n, _ in schema._V4_STATUSES]
+    p["run_suite_stats"] = p["run_suite_stats"].drop(columns=new)
+    return p
 
 
 # ------------------------------------------------------------------------ ingest
@@ -313,3 +324,48 @@ def test_status_transitions_match_the_fleet_run_by_run(store_url, tmp_path, caps
     assert kinds["fail -> pass"].startswith("improvement") and kinds["pass -> timeout"] == "regression"
     assert main(["transitions", "--db", store_url, "--out", str(tmp_path / "pages")]) == 0
     assert "pass -> fail" in capsys.readouterr().out and (tmp_path / "pages" / "transitions.csv").is_file()
+
+
+def test_migration_4_gives_an_old_store_the_new_statuses_without_losing_rows(store_url, compile_run):
+    """A store written before ``crash`` / ``not-supported`` / ``flake`` existed (schema 3): its rows
+    stay, its flakes (stored as ``other``) become ``flake``, the rollups gain the new columns, and
+    runs with the new statuses ingest into it afterwards."""
+    with open_store(store_url, migrate=False) as s:
+        assert schema.migrate(s, target=3) == [1, 2, 3]
+        s.execute("INSERT INTO runs (run_key, run_uid, config_key, started_at, ingested_at) "
+                  "VALUES (1, 'old', 1, TIMESTAMP '2026-01-01 00:00:00', TIMESTAMP '2026-01-01 00:00:00')")
+        s.execute("INSERT INTO cases (case_key, case_id, suite) VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'x')")
+        s.execute("INSERT INTO results (run_key, case_key, device_key, config_key, status, message) VALUES "
+                  "(1, 1, 1, 1, 0, ''), (1, 2, 1, 1, 7, 'flake: passed on attempt 2 of 2 (1: fail, 2: pass)'), "
+                  "(1, 3, 1, 1, 2, 'worker crashed: the test process died (signal 11)')")
+        s.execute("INSERT INTO run_suite_stats (run_key, device_key, suite, n_cases, n_pass, n_fail, n_error, "
+                  "n_timeout, n_skip, n_xfail, n_observed) VALUES (1, 1, 'x', 3, 1, 0, 1, 0, 0, 0, 0)")
+        assert schema.migrate(s) == list(range(4, schema.LATEST + 1))
+        got = dict(s.execute("SELECT c.case_id, st.name FROM results r JOIN cases c ON c.case_key = r.case_key "
+                             "JOIN statuses st ON st.code = r.status"))
+        stats = s.frame("SELECT * FROM run_suite_stats")
+        names = {n for (n,) in s.execute("SELECT name FROM statuses")}
+    assert got == {"a": "pass", "b": "flake", "c": "error"}  # an old crash stays what it was recorded as
+    assert names == {n for n, *_ in schema.STATUSES}
+    assert (int(stats["n_flake"][0]), int(stats["n_crash"][0]), int(stats["n_not_supported"][0])) == (1, 0, 0)
+    assert int(stats["n_pass"][0]) == 1 and int(stats["n_error"][0]) == 1
+    with open_store(store_url) as s:  # a run of this mmacts goes in, with the statuses it knows
+        meta, df = _new_statuses_run(compile_run)
+        assert ingest.write_prepared(s, ingest.prepare(meta, df))
+        codes = dict(s.execute("SELECT c.case_id, st.name FROM results r JOIN cases c ON c.case_key = r.case_key "
+                               "JOIN statuses st ON st.code = r.status WHERE r.run_key <> 1"))
+        per_suite = s.frame("SELECT SUM(n_crash) AS crash, SUM(n_not_supported) AS ns FROM run_suite_stats "
+                            "WHERE run_key <> 1")
+    assert sorted(codes.values())[:2] == ["crash", "not-supported"]
+    assert (int(per_suite["crash"][0]), int(per_suite["ns"][0])) == (1, 1)
+
+
+def _new_statuses_run(run_dir: Path) -> tuple[dict, pd.DataFrame]:
+    """``run_dir``'s run with another identity, its first case a crash and its second not supported."""
+    import json
+
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta["start"] = "2026-02-02T00:00:00+00:00"
+    df = pd.read_parquet(run_dir / "results.parquet")
+    df.loc[0, "status"], df.loc[1, "status"] = "crash", "not-supported"
+    return meta, df

@@ -4,7 +4,7 @@ Every case present in either run is put in the categories it falls in (a case ma
 its ``change`` is the first, regressions first):
 
 ==================== ===============================================================================
-newly failing        ``fail``/``error``/``timeout`` in NEW, anything else in BASE          (gates)
+newly failing        ``fail``/``error``/``crash``/``timeout`` in NEW, anything else in BASE (gates)
 missing from new run in BASE, not in NEW                                  (gates, unless the runs
                      selected different cases: then the warning says so)
 slower               a ``cuda`` timing past the noise floor: NEW/BASE above ``--slower`` *and* more than
@@ -12,7 +12,7 @@ slower               a ``cuda`` timing past the noise floor: NEW/BASE above ``--
                      kernel time) slower; never a model/compile-backend timing
 SASS changed         both runs recorded SASS opcodes and they differ
 newly flaky          ``flake`` in NEW (passed on a retry), not in BASE
-newly skipped        ``skip`` in NEW, run in BASE
+newly skipped        ``skip`` or ``not-supported`` in NEW, run in BASE
 status changed       any other change of status (e.g. ``fail`` -> ``error``)
 newly passing        bad in BASE, judged and not bad in NEW
 new in new run       in NEW, not in BASE
@@ -20,7 +20,8 @@ new in new run       in NEW, not in BASE
 
 Every case present in both runs whose status changed also has a ``transition`` (``pass -> timeout``,
 ``fail -> pass``, ...), counted per pair with what the pair means (:func:`transition_kind`: a bad
-status turning good is an *improvement*, which a baseline still lists as a known failure), in
+status turning good is an *improvement*, which a baseline still lists as a known failure; the
+names live with the statuses in :mod:`mmacts.cases.status`), in
 ``compare.json`` and on the page: the practice of CTS runners, which report transitions, not only
 new failures.
 
@@ -40,7 +41,8 @@ from typing import Any
 
 import pandas as pd
 
-BAD = ("fail", "error", "timeout")
+from mmacts.cases.status import BAD, FLAKE, NOT_RUN, transition_kind
+
 CATEGORIES: tuple[tuple[str, str], ...] = (
     ("newly-failing", "newly failing"),
     ("missing", "missing from new run"),
@@ -110,7 +112,7 @@ def classify(db: pd.DataFrame, dn: pd.DataFrame, *, slower: float = 1.5, min_us:
     sb = j["status_base"].astype("object").fillna("absent")
     sn = j["status_new"].astype("object").fillna("absent")
     both = (sb != "absent") & (sn != "absent")
-    judged_ok = ~sn.isin([*BAD, "skip", "absent"])
+    judged_ok = ~sn.isin([*BAD, *NOT_RUN, "absent"])
     flags: dict[str, pd.Series] = {}
     flags["newly-failing"] = both & ~sb.isin(BAD) & sn.isin(BAD)
     flags["missing"] = (sb != "absent") & (sn == "absent")
@@ -124,8 +126,8 @@ def classify(db: pd.DataFrame, dn: pd.DataFrame, *, slower: float = 1.5, min_us:
     sass_b = j["sass_opcodes_base"].astype("object").fillna("")
     sass_n = j["sass_opcodes_new"].astype("object").fillna("")
     flags["sass-changed"] = both & (sass_b != "") & (sass_n != "") & (sass_b != sass_n)
-    flags["newly-flaky"] = both & (sn == "flake") & ~sb.isin(["flake", *BAD])
-    flags["newly-skipped"] = both & (sn == "skip") & (sb != "skip")
+    flags["newly-flaky"] = both & (sn == FLAKE) & ~sb.isin([FLAKE, *BAD])
+    flags["newly-skipped"] = both & sn.isin(NOT_RUN) & ~sb.isin(NOT_RUN)
     flags["newly-passing"] = both & sb.isin(BAD) & judged_ok
     flags["new"] = (sb == "absent") & (sn != "absent")
     named = pd.concat([flags[k] for k in flags], axis=1).any(axis=1)
@@ -139,23 +141,6 @@ def classify(db: pd.DataFrame, dn: pd.DataFrame, *, slower: float = 1.5, min_us:
     j["also"] = [", ".join(LABEL[k] for k in keys if row[k] and LABEL[k] != ch)
                  for row, ch in zip(j[keys].to_dict("records"), j["change"], strict=True)]
     return j
-
-
-def transition_kind(base: str, new: str) -> str:
-    """What a change of status from ``base`` to ``new`` means for a reader."""
-    if base in BAD and new in ("pass", "flake"):
-        return "improvement (unexpected if a baseline lists it)"
-    if new in BAD and base not in BAD:
-        return "regression"
-    if base in BAD and new in BAD:
-        return "failure changed kind"
-    if new == "flake":
-        return "became flaky"
-    if new in ("skip", "xfail"):
-        return "no longer judged"
-    if base in ("skip", "xfail"):
-        return "judged again"
-    return "other"
 
 
 def transitions(diff: pd.DataFrame) -> pd.DataFrame:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from mmacts.cases.status import BAD, JUDGED, PASS
 from mmacts.report.frame import spec_tables
 
-BAD = ("fail", "error", "timeout")
 TYPE_PAIR = re.compile(r"(e\dm\d)x(e\dm\d)")
 SF_IDS = re.compile(r"sfa(\d)[-_.]?sfb(\d)")
 MMA_SYNC_SF_IDS = re.compile(r"bida(\d)-tida(\d)-bidb(\d)-tidb(\d)")
@@ -188,8 +188,8 @@ def _trends(runs: list[tuple[dict, pd.DataFrame]], labels: list[str]) -> list[st
     suites = sorted({s for _, df in runs for s in df["suite"].dropna().unique()})
 
     def rate(df: pd.DataFrame) -> float | None:
-        judged = df[df["status"].isin(("pass", *BAD))]
-        return None if judged.empty else float((judged["status"] == "pass").mean())
+        judged = df[df["status"].isin(JUDGED)]
+        return None if judged.empty else float((judged["status"] == PASS).mean())
 
     by_suite = {s: [rate(df[df["suite"] == s]) for _, df in runs] for s in suites}
     tables_all = [spec_tables(df).drop_duplicates(["case_id", "table"]) for _, df in runs]

@@ -9,14 +9,15 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.cases.status import BAD, ORDER
 from mmacts.report.frame import spec_tables
 
-_STATUS_ORDER = ["pass", "flake", "fail", "error", "timeout", "skip", "xfail", "observed"]
+_STATUS_ORDER = list(ORDER)
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.timeout{color:#a01010;font-weight:bold}
-.skip,.xfail,.observed{color:#666}.banner{background:#fff4d6;border:1px solid #e0b000;padding:0.8em}
+th{background:#f0f0f0}.pass{color:#176317}.fail,.error,.crash,.timeout{color:#a01010;font-weight:bold}
+.skip,.not-supported,.xfail,.observed{color:#666}.banner{background:#fff4d6;border:1px solid #e0b000;padding:0.8em}
 code{font-size:90%}.flake{color:#a05a00;font-weight:bold}
 table.wide{width:100%}table.wide td{vertical-align:top;overflow-wrap:anywhere}
 table.wide td:first-child{font-family:ui-monospace,monospace;font-size:85%;min-width:22em}
@@ -35,7 +36,8 @@ var d=t.closest('details');if(d&&q)d.open=shown>0;});});})();
 """
 """Client-side filter of the case tables by case ID: inline, no network, no library."""
 _STATUS_COLOR = {"pass": "#2e8b2e", "flake": "#e08a00", "fail": "#c0392b", "error": "#8e1b1b", "timeout": "#d35400",
-                 "skip": "#b0b0b0", "xfail": "#8fa3bf", "observed": "#3b73b9"}
+                 "crash": "#5b0f0f", "not-supported": "#d0c8a0", "skip": "#b0b0b0", "xfail": "#8fa3bf",
+                 "observed": "#3b73b9"}
 _AMB = re.compile(r"\bAMB-[A-Z0-9][A-Z0-9-]*[A-Z0-9]\b")
 _REF = re.compile(r"^(T\d+)\.(\d+)$")
 
@@ -328,7 +330,7 @@ def render(df: pd.DataFrame, run: dict[str, Any], extra_sections: list[str] | No
         ],
         columns=["field", "value"],
     )
-    bad = df[df["status"].isin(["fail", "error", "timeout"])]
+    bad = df[df["status"].isin(BAD)]
     waived_ids = {w["case_id"] for w in (run.get("expectations") or {}).get("waived_cases") or []}
     n_waived = int(bad["case_id"].isin(waived_ids).sum()) if waived_ids else 0
     if n_waived:

@@ -82,8 +82,9 @@ def relabel_record(rec: dict[str, Any]) -> dict[str, Any] | None:
 
 # ------------------------------------------------------------------------------------------ agreement
 _SUMMARY = re.compile(r"<h1>mmacts run</h1><p>(\d+) cases: (.*?)</p>")
-_SPAN = re.compile(r"<span class='[^']*'>(\d+) ([a-z]+)</span>")
-_JUNIT_KIND = {"fail": "failure", "error": "error", "timeout": "error", "skip": "skipped", "xfail": "skipped"}
+_SPAN = re.compile(r"<span class='[^']*'>(\d+) ([a-z-]+)</span>")
+_JUNIT_KIND = {"fail": "failure", "error": "error", "crash": "error", "timeout": "error", "skip": "skipped",
+               "not-supported": "skipped", "xfail": "skipped"}
 
 
 def _frame_problems(name: str, got: pd.DataFrame, want: pd.DataFrame) -> list[str]:

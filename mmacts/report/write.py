@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.cases.status import CRASH, ERROR, NOT_SUPPORTED, SKIP, TIMEOUT, XFAIL
 from mmacts.report import html as html_report
 from mmacts.report.atomic import write_atomic, write_text_atomic
 from mmacts.report.frame import to_frame
@@ -58,10 +59,10 @@ def junit_xml(df: pd.DataFrame) -> str:
             if st == "fail":
                 ET.SubElement(tc, "failure", message=msg[:500]).text = msg
                 counts["failures"] += 1
-            elif st in ("error", "timeout"):
+            elif st in (ERROR, CRASH, TIMEOUT):
                 ET.SubElement(tc, "error", message=f"{st}: {msg[:500]}").text = msg
                 counts["errors"] += 1
-            elif st in ("skip", "xfail"):
+            elif st in (SKIP, NOT_SUPPORTED, XFAIL):
                 ET.SubElement(tc, "skipped", message=f"{st}: {msg[:500]}")
                 counts["skipped"] += 1
             elif st == "flake":  # passed on a retry: a pass with the failed attempt attached (Surefire's rerun form)

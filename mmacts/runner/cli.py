@@ -92,9 +92,11 @@ PYTEST_ENDED = (0, 1, 2, 3, 4, 5)
 
 
 def _blame_inflight(run_dir: Path, rc: int) -> str | None:
-    """After the single test process died: record ``error`` for the case it was running."""
+    """After the single test process died: record ``crash`` for the case it was running, with the
+    signal or exit code (a resume does not run it again unless asked: ``--rerun-crashed``)."""
+    from mmacts.cases.status import CRASH
     from mmacts.report.records import append_jsonl, empty_record, read_jsonl
-    from mmacts.runner.faults import INFLIGHT_FILE
+    from mmacts.runner.faults import INFLIGHT_FILE, how_it_died
 
     marker = run_dir / INFLIGHT_FILE
     if not marker.is_file():
@@ -106,11 +108,24 @@ def _blame_inflight(run_dir: Path, rc: int) -> str | None:
         pass
     if not case_id or (last is not None and last.get("case_id") == case_id):
         return None  # it was recorded before the process ended (faults.exit_process)
-    how = f"signal {-rc}" if rc < 0 else f"exit code {rc}"
     append_jsonl(run_dir / "results.jsonl", empty_record(
-        case_id=case_id, status="error",
-        message=f"worker crashed: the test process died ({how}) while running this case; the run was resumed"))
+        case_id=case_id, status=CRASH, message=f"crash: the test process died ({how_it_died(rc)}) while running "
+        "this case; the run went on in a fresh one (mmacts run --resume RUN --rerun-crashed runs it again)"))
     return case_id
+
+
+def _crashed_at_restart(run_dir: Path, previous: dict | None) -> None:
+    """--resume: record ``crash`` for the cases a run was running when its machine went down (the lock
+    it left is of another boot of this host); a run stopped from outside runs them again."""
+    import socket
+
+    from mmacts.runner.faults import record_lost_inflight
+    from mmacts.runner.runlock import boot_id
+
+    lost = record_lost_inflight(run_dir, previous, socket.gethostname(), boot_id())
+    if lost:
+        print(f"mmacts: the machine restarted while {len(lost)} case(s) ran; recorded as crash, not run again "
+              f"({', '.join(lost[:3])}{' ...' if len(lost) > 3 else ''}); --rerun-crashed runs them", file=sys.stderr)
 
 
 def _count_cases(run_dir: Path) -> int:
@@ -151,6 +166,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError(f"--case-timeout must be >= 0 seconds (0 = no limit), got {args.case_timeout:g}")
     if args.retries < 0:
         raise UsageError(f"--retries must be >= 0, got {args.retries}")
+    if getattr(args, "rerun_crashed", False) and not args.resume:
+        raise UsageError("--rerun-crashed goes with --resume RUN (it runs that run's crashed cases again)")
 
 
 def _check_resumable(run_dir: Path) -> None:
@@ -328,6 +345,9 @@ def _run(args: argparse.Namespace) -> int:
         opts = old.get("options", {})
         _check_resume_options(args, opts, run_dir)
         _check_resumable(run_dir)
+        from mmacts.runner import runlock
+
+        previous = runlock.owner_of(run_dir)  # what a run that died holding the lock left in it
         _lock(run_dir, ["mmacts", *sys.argv[1:]])
         from mmacts.report.records import repair_tail
 
@@ -337,6 +357,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
         if repaired:
             print(f"mmacts: {repaired}", file=sys.stderr)
+        _crashed_at_restart(run_dir, previous)
         suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
         kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
         sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"),
@@ -426,7 +447,9 @@ def _run(args: argparse.Namespace) -> int:
     # versions: CuPy's import and a CUDA call, ~1 s on a GPU host) and imports the report writer
     # while pytest imports and collects, instead of before it.
     timing.mark("cli_ready", "cli")
-    with _start(pyargs + (resume_arg if args.resume else []), env) as proc:
+    first = [*resume_arg, *(["--mmacts-rerun-crashed"] if getattr(args, "rerun_crashed", False) else [])]
+    first = first if args.resume else []
+    with _start(pyargs + first, env) as proc:
         try:
             run = collect(REPO_ROOT, command, options)
             if scheduler:
@@ -504,7 +527,9 @@ def _run(args: argparse.Namespace) -> int:
             return console.REQUIRE_GPU_EXIT
     if baseline is not None:
         return 1 if verdicts else 0
-    return 0 if not (counts["fail"] or counts["error"] or counts["timeout"]) else 1
+    from mmacts.cases.status import BAD
+
+    return 1 if any(counts[s] for s in BAD) else 0
 
 
 # -------------------------------------------------------------------------- list
@@ -632,6 +657,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--retries", type=int, default=0, metavar="N",
                    help="re-run unexpected failures up to N times; one that passes is recorded as flake")
     r.add_argument("--resume", default=None, help="run directory to complete: runs only the missing cases")
+    r.add_argument("--rerun-crashed", action="store_true",
+                   help="with --resume: run again the cases recorded as crash (by default a crash is final: "
+                   "it would end the resumed run too)")
     r.add_argument("--require-gpu", action="store_true",
                    help="refuse to start without a GPU that fits every hardware suite selected; exit 7 when a "
                    "hardware-suite case did not run on a GPU")

@@ -19,10 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from mmacts.cases.status import NOT_RUN, ORDER
+
 REQUIRE_GPU_EXIT = 7
 """``--require-gpu``: the run completed but some hardware-suite case did not run on a GPU."""
 
-ORDER = ("pass", "fail", "error", "timeout", "flake", "xfail", "skip", "observed")
 
 
 def hardware_suites(suites: Iterable[str]) -> list[str]:
@@ -206,7 +207,8 @@ def summary_lines(df: Any) -> list[str]:
 
 
 def not_on_gpu(df: Any, hw: Iterable[str]) -> tuple[int, Counter]:
-    """``--require-gpu``: hardware-suite cases that did not run on a GPU (another backend, or a skip)."""
+    """``--require-gpu``: hardware-suite cases that did not run on a GPU (another backend, a skip, or a
+    form this GPU cannot run: ``not-supported``)."""
     part = df[df["suite"].isin(list(hw))]
-    bad = part[(part["backend"] != "cuda") | (part["status"] == "skip")]
+    bad = part[(part["backend"] != "cuda") | part["status"].isin(NOT_RUN)]
     return len(bad), Counter(bad["suite"].dropna())

@@ -12,14 +12,14 @@ A baseline is a small CSV file (``#`` lines are comments), one line per case tha
 The last four columns are optional (a waiver): the bug it is tracked under and the device / driver /
 ptxas it applies to (:data:`COLUMNS`, :meth:`Entry.applies`); a file of three columns is read as before.
 
-``expect`` is ``fail``, ``error`` or ``timeout`` (a known failure with the status it ends with),
+``expect`` is ``fail``, ``error``, ``crash`` or ``timeout`` (a known failure with the status it ends with),
 ``flake`` (any outcome is accepted) or ``skip`` (not run; recorded as ``skip`` with the reason,
 which is required). A ``*`` in ``case_id`` matches any text; an exact ID wins over a pattern.
-Every case the file does not name is expected to pass (or end ``skip``/``xfail``/``observed``).
+Every case the file does not name is expected to pass (or end ``skip``/``not-supported``/``xfail``/``observed``).
 
 ``mmacts run --expectations FILE [--retries N]``: unexpected failures are re-run up to N times; one
 that passes on a retry is recorded as ``flake`` with its attempts. The run exits 0 when every
-result is what the file expects, 1 on an unexpected fail/error/timeout and on an unexpected pass
+result is what the file expects, 1 on an unexpected fail/error/crash/timeout and on an unexpected pass
 (a fixed bug: update the baseline). ``mmacts expectations update RUN [--out FILE]`` writes the
 baseline a run implies (keeping FILE's skips, flakes and the entries of cases the run did not select).
 """
@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BAD = ("fail", "error", "timeout")
-EXPECTS = (*BAD, "flake", "skip")
+from mmacts.cases.status import BAD, FLAKE, PASSING, SKIP
+
+EXPECTS = (*BAD, FLAKE, SKIP)
 HEADER = ("case_id", "expect", "reason")
 SCOPE = ("device", "driver", "ptxas")
 COLUMNS = (*HEADER, "bug", *SCOPE)
@@ -251,11 +252,11 @@ def is_unexpected(expected: str, got: str) -> bool:
         return got in BAD
     # a known failure: the same status is expected; a pass (or a flake: it passed once) is news,
     # and so is another bad status; a case this run did not judge (skip/xfail/observed) is not
-    return got != expected and (got in BAD or got in ("pass", "flake"))
+    return got != expected and (got in BAD or got in PASSING)
 
 
 def judge(records: Iterable[dict[str, Any]], baseline: Baseline | None) -> list[Verdict]:
-    """Every record that contradicts the baseline: regressions (unexpected fail/error/timeout) first,
+    """Every record that contradicts the baseline: regressions (unexpected fail/error/crash/timeout) first,
     then unexpected passes."""
     out = []
     for r in records:
@@ -276,9 +277,9 @@ def summary(verdicts: list[Verdict], flakes: list[dict[str, Any]], baseline: Bas
         lines.append(f"expectations {baseline.path}: the run matches ({len(baseline.all_entries())} entries)")
     else:
         bad = [v for v in verdicts if v.got in BAD]
-        fixed = [v for v in verdicts if v.got in ("pass", "flake")]
+        fixed = [v for v in verdicts if v.got in PASSING]
         entries = [v for v in verdicts if v.got in ("stale", "not-applicable")]
-        what = ", ".join(x for x in (f"{len(bad)} unexpected fail/error/timeout" if bad else "",
+        what = ", ".join(x for x in (f"{len(bad)} unexpected fail/error/crash/timeout" if bad else "",
                                      f"{len(fixed)} unexpected pass" if fixed else "",
                                      f"{len(entries)} entries that did nothing (--strict-expectations)"
                                      if entries else "") if x)
@@ -420,7 +421,7 @@ def gate(run_dir: Path, baseline: Baseline, run: dict[str, Any] | None = None,
     write_waived(run_dir, waive)
     info = {"file": baseline.path, "made_on": baseline.made_on, "entries": len(baseline.all_entries()),
             "unexpected": len(verdicts), "unexpected_fail": sum(v.got in BAD for v in verdicts),
-            "unexpected_pass": sum(v.got in ("pass", "flake") for v in verdicts),
+            "unexpected_pass": sum(v.got in PASSING for v in verdicts),
             "strict": strict, "waived": len(waive), "waived_cases": waive[:500],
             "not_applicable": [e.describe() for e in elsewhere], "matching_none": [e.describe() for e in stale]}
     return verdicts, info

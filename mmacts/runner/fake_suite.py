@@ -2,7 +2,7 @@
 
 It exercises every status the executor can produce without any instruction
 knowledge: pass, fail (with a first mismatch), error (an exception in the
-model) and skip (cuda backend on a machine without a GPU).
+model) and not-supported (cuda backend on a machine without a GPU).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mmacts.cases.status import CRASH
 from mmacts.report.atomic import write_text_atomic
 from mmacts.report.records import append_jsonl, empty_record
 
@@ -292,14 +293,73 @@ PROCESS_ENDED = "process ended"
 
 def is_contained_fault(record: dict[str, Any]) -> bool:
     """Whether ``record`` is a case that ended its process: a resume must not run it again
-    (a deterministic crash would end the resumed process too, forever)."""
+    (a deterministic crash would end the resumed process too, forever). A ``crash``, and the
+    ``error`` records of runs made before ``crash`` existed ("worker crashed: ...")."""
     msg = str(record.get("message") or "")
+    if record.get("status") == CRASH:
+        return True
     return record.get("status") == "error" and (msg.startswith("worker crashed") or PROCESS_ENDED in msg)
+
+
+def is_crash(record: dict[str, Any]) -> bool:
+    """A case whose process died under it: ``crash``, or an ``error`` an older mmacts recorded for one
+    (``--resume --rerun-crashed`` runs these again; a case that ended its process on purpose, a
+    timeout or a poisoned context, keeps its record)."""
+    return record.get("status") == CRASH or (
+        record.get("status") == "error" and str(record.get("message") or "").startswith("worker crashed"))
+
+
+def how_it_died(rc: int) -> str:
+    """``signal 11 (SIGSEGV)`` or ``exit code 3``: a process's end as ``subprocess`` reports it
+    (a negative return code is the signal that ended it)."""
+    if rc < 0:
+        try:
+            return f"signal {-rc} ({signal.Signals(-rc).name})"
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit code {rc}"
+
+
+def record_lost_inflight(out: Path, owner: dict[str, Any] | None, host: str, boot: str) -> list[str]:
+    """Before a resume: the cases the dead run was running (its in-flight notes) and never recorded.
+
+    ``owner`` is the lock content the dead run left (``runlock.owner_of``). When it was taken on this
+    host under another boot, the machine went down while those cases ran (a hang that needed a
+    reset, a power loss): each is recorded ``crash`` and not run again (it may take the machine down
+    again; ``--rerun-crashed`` asks for it). Otherwise the run was stopped from outside (Ctrl-C,
+    SIGTERM, ``kill -9`` of ``mmacts run``): the case was interrupted, not at fault, and the resume
+    runs it. Either way the stale notes are removed, so a resumed process that dies before its first
+    case is not blamed on them. Returns the case IDs recorded as crash."""
+    from mmacts.report.records import read_jsonl
+
+    notes = [Path(out) / INFLIGHT_FILE, *sorted(Path(out).glob(".worker-*.running.json"))]
+    running: list[dict[str, Any]] = []
+    for note in notes:
+        try:
+            text = note.read_text().strip()
+        except OSError:
+            continue
+        if note.name == INFLIGHT_FILE:
+            running.append({"case_id": text})
+        else:
+            with contextlib.suppress(json.JSONDecodeError, AttributeError):
+                running.append(dict(json.loads(text).get("case") or {}))
+        drop_note(note)
+    restarted = bool(owner and owner.get("host") == host and owner.get("boot") and boot and owner["boot"] != boot)
+    if not restarted:
+        return []
+    done = {r.get("case_id") for r in read_jsonl(Path(out) / "results.jsonl")}
+    lost = [c for c in running if c.get("case_id") and c["case_id"] not in done]
+    for case in lost:
+        append_jsonl(Path(out) / "results.jsonl", empty_record(**dict(
+            case, status=CRASH, message="crash: the machine restarted while this case ran (its boot id changed "
+            "since the run took its lock); not run again by --resume, which --rerun-crashed asks for")))
+    return [c["case_id"] for c in lost]
 
 
 def crash_message(worker: str, detail: str) -> str:
     """The message of a case whose worker process died under it."""
-    return (f"worker crashed: process {worker} died while running this case (segfault, os._exit or "
+    return (f"crash: worker process {worker} died while running this case (segfault, os._exit or "
             f"killed); xdist replaced it and the run went on. {detail}").strip()
 
 

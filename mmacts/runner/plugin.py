@@ -34,6 +34,7 @@ import pytest
 
 from mmacts.backends.execute import BACKENDS, Executor
 from mmacts.cases.model import LEVELS, Case
+from mmacts.cases.status import CRASH
 from mmacts.report.records import RECORD_KEY, empty_record, read_jsonl
 from mmacts.runner import faults, gpu_pinning, lifeline, timing
 from mmacts.runner.recordlog import RecordLog
@@ -47,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mmacts-backend", default="auto", choices=BACKENDS, help="backend (default auto)")
     g.addoption("--mmacts-out", default=None, help="run directory: results.jsonl is appended there")
     g.addoption("--mmacts-resume", default=None, help="results.jsonl of an earlier run: skip cases it has")
+    g.addoption("--mmacts-rerun-crashed", action="store_true",
+                help="with --mmacts-resume: run again the cases recorded as crash")
     g.addoption("--mmacts-shard", default=None, help="I/N: run only shard I (0-based) of N")
     g.addoption("--mmacts-suite", action="append", default=None, help="suite name (repeatable; default all)")
     g.addoption("--mmacts-case-timeout", type=float, default=faults.DEFAULT_CASE_TIMEOUT_S,
@@ -133,7 +136,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection, so batches hold only selected cases
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     resume = config.getoption("--mmacts-resume")
-    done = done_cases(Path(resume)) if resume else set()
+    done = done_cases(Path(resume), config.getoption("--mmacts-rerun-crashed")) if resume else set()
     shard = config.getoption("--mmacts-shard")
     idx = total = 0
     if shard:
@@ -159,12 +162,16 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 _ALL_CASES = pytest.StashKey[dict]()
 
 
-def done_cases(results: Path) -> set[str]:
+def done_cases(results: Path, rerun_crashed: bool = False) -> set[str]:
     """The cases a resume of ``results`` (a results.jsonl) does not run again: every recorded case,
-    except an ``error`` the harness may cure by running it again; an error the case itself caused
-    (it crashed its process, it would crash it again) counts as done."""
-    return {r["case_id"] for r in read_jsonl(results)
-            if r.get("status") not in (None, "error") or faults.is_contained_fault(r)}
+    except an ``error`` the harness may cure by running it again; a ``crash`` (and an error the case
+    itself caused by ending its process) counts as done, since it would end the resumed process too,
+    unless the user asks for it (``rerun_crashed``: ``mmacts run --resume RUN --rerun-crashed``).
+    The last record of a case decides: a crash re-run that passed is done."""
+    latest = {r["case_id"]: r for r in read_jsonl(results)}
+    return {cid for cid, r in latest.items()
+            if (r.get("status") not in (None, "error") or faults.is_contained_fault(r))
+            and not (rerun_crashed and faults.is_crash(r))}
 
 
 def _case_of(item: Any) -> Case | None:
@@ -268,7 +275,7 @@ def _crash_record(out: Path, worker: str, nodeid: str, detail: str) -> dict | No
     marker = faults.take_worker_marker(out, worker, case_id)
     if marker is not None:
         return marker
-    return empty_record(**dict(fields, case_id=case_id, status="error",
+    return empty_record(**dict(fields, case_id=case_id, status=CRASH,
                                message=faults.crash_message(worker, detail)))
 
 

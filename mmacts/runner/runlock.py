@@ -93,7 +93,8 @@ class RunLock:
             owner = self._read(fd)
             if owner and self._live(owner):
                 raise RunLocked(_describe(owner, self.run_dir))
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(), "command": command or []}
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "boot": boot_id(), "since": time.time(),
+              "command": command or []}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         return True
@@ -159,6 +160,16 @@ class RunLock:
             pass
         finally:
             os.close(fd)
+
+
+def boot_id() -> str:
+    """This boot of this machine ('' where unknown): a lock left by the same host under another boot
+    means the machine went down while the run was going (a GPU hang that needed a reset, a power
+    loss), not that someone stopped the run (see ``faults.record_lost_inflight``)."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
 
 
 def owner_of(run_dir: Path | str) -> dict | None:

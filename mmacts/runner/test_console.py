@@ -60,9 +60,9 @@ def test_require_gpu_refuses_to_start(capsys: pytest.CaptureFixture, tmp_path: P
 
 def test_require_gpu_counts_cases_not_on_a_gpu() -> None:
     df = _df([("probes", "cuda", "observed"), ("probes", "model", "observed"), ("tcgen05_blockscale", "cuda", "skip"),
-              ("compile", "compile", "pass")])
+              ("tcgen05_blockscale", "cuda", "not-supported"), ("compile", "compile", "pass")])
     n, where = console.not_on_gpu(df, ["probes", "tcgen05_blockscale"])
-    assert n == 2 and where == {"probes": 1, "tcgen05_blockscale": 1}
+    assert n == 3 and where == {"probes": 1, "tcgen05_blockscale": 2}
 
 
 def test_progress_per_suite_with_eta(tmp_path: Path) -> None:

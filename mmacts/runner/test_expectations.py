@@ -61,7 +61,7 @@ def test_bad_baseline_is_one_line_and_starts_nothing(tmp_path: Path) -> None:
     bad.write_text("faulty.00.good,sometimes,\n")
     rc, out, err = _mmacts(tmp_path, "good", *RUN, "--expectations", str(bad), "--out", str(tmp_path / "runs"))
     assert rc == 2 and err.strip().splitlines() == [
-        f"mmacts: error: {bad}:1: expect 'sometimes' is not one of fail, error, timeout, flake, skip"]
+        f"mmacts: error: {bad}:1: expect 'sometimes' is not one of fail, error, crash, timeout, flake, skip"]
     assert not (tmp_path / "runs").exists()
     rc, _, err = _mmacts(tmp_path, "good", *RUN, "--expectations", str(tmp_path / "nope.csv"))
     assert rc == 2 and "cannot read expectations file" in err and "Traceback" not in err
@@ -110,7 +110,7 @@ def test_flake_baseline_gate_and_update(tmp_path: Path) -> None:
                            "--out", str(tmp_path / "runs"))
     assert rc == 1, err
     run3 = Path(out.strip().splitlines()[-1])
-    assert "1 unexpected fail/error/timeout, 1 unexpected pass" in err
+    assert "1 unexpected fail/error/crash/timeout, 1 unexpected pass" in err
     assert err.index("FAIL     (expected pass) faulty.04.bad") < err.index("PASS     (expected fail) faulty.00.good")
     assert f"mmacts expectations update {run3} --out {baseline}" in err
     unexpected = pd.read_csv(run3 / "unexpected.csv")

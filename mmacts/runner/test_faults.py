@@ -185,7 +185,7 @@ def test_crashed_and_poisoned_workers_lose_nothing(tmp_path: Path) -> None:
     for kind in ("crash", "segv"):
         rec = kinds.get(kind, [None])[0]
         assert rec is not None, f"no record of the {kind} case carries its ID: {sorted(ids)}"
-        assert rec["status"] == "error" and rec["message"].startswith("worker crashed"), rec
+        assert rec["status"] == "crash" and rec["message"].startswith("crash: worker process"), rec
         # the record comes from the worker's in-flight note: the case's own columns, not only its ID
         assert (rec["suite"], rec["arch"], rec["level"]) == ("faulty", "sm_90", "smoke"), rec
     sticky = kinds["sticky"][0]
@@ -256,7 +256,7 @@ def test_single_process_crashes_are_pinned_on_their_case_and_resumed(tmp_path: P
     ids = Counter(x["case_id"] for x in recs)
     assert len(ids) == 5 and set(ids.values()) == {1}, ids
     kinds = _by_kind(recs)
-    assert kinds["crash"][0]["status"] == "error" and "died (exit code 13)" in kinds["crash"][0]["message"]
+    assert kinds["crash"][0]["status"] == "crash" and "died (exit code 13)" in kinds["crash"][0]["message"]
     assert kinds["sticky"][0]["status"] == "error" and "process ended" in kinds["sticky"][0]["message"]
     assert [r["status"] for r in kinds["good"]] == ["pass"] * 3
     assert stderr.count("resuming") == 2
@@ -338,8 +338,8 @@ def test_crash_report_of_any_xdist_version_records_the_case(tmp_path: Path, node
         plugin._CONFIG.pop("config", None)
         plugin._close_log()
     (rec,) = read_jsonl(tmp_path / "results.jsonl")
-    assert rec["case_id"] == "faulty.01.crash" and rec["status"] == "error"
-    assert rec["message"].startswith("worker crashed: process gw3")
+    assert rec["case_id"] == "faulty.01.crash" and rec["status"] == "crash"
+    assert rec["message"].startswith("crash: worker process gw3")
     assert (rec["suite"], rec["arch"], rec["level"]) == ("faulty", "sm_90", "smoke")
 
 
@@ -360,4 +360,5 @@ def test_crash_report_without_a_note_falls_back_to_the_node_id(tmp_path: Path) -
         plugin._CONFIG.pop("config", None)
         plugin._close_log()
     (rec,) = read_jsonl(tmp_path / "results.jsonl")
-    assert rec["case_id"] == "x.y" and rec["message"].startswith("worker crashed: process gw0")
+    assert rec["case_id"] == "x.y" and rec["status"] == "crash"
+    assert rec["message"].startswith("crash: worker process gw0")

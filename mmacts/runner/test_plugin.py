@@ -45,10 +45,11 @@ def test_model_backend_statuses(tmp_path: Path) -> None:
     assert rc == 1
 
 
-def test_cuda_backend_without_gpu_skips_with_reason(tmp_path: Path) -> None:
+def test_cuda_backend_without_gpu_is_not_supported_with_reason(tmp_path: Path) -> None:
+    """The device's limit, not the user's choice: ``not-supported``, never ``skip`` (nor a pass)."""
     _, recs = _run(tmp_path, "--mmacts-backend=cuda", "--mmacts-level=standard")
     assert len(recs) == 4
-    assert {r["status"] for r in recs} == {"skip"}
+    assert {r["status"] for r in recs} == {"not-supported"}
     assert all(r["message"] for r in recs)
 
 
