@@ -52,6 +52,8 @@ class Target:
     suites: tuple[str, ...]
     pick: Callable[[Case], bool]
     limit: int = 40
+    spread: bool = False
+    """Take one case of each instruction form (``select``) rather than the first ``limit`` picked."""
     unit_tests: tuple[str, ...] = ()
     """Unit-test files beside the module, run when no suite case caught the mutant: a mutant they alone kill is
     reported ``killed-by: unit-test`` (a hole of the suites, not of the project's tests)."""
@@ -64,38 +66,143 @@ def _compare_cases(c: Case) -> bool:
             or c.case_id == "mxf8f6f4.omitted.cg1.dense.M128N64.e4m3xe4m3.ue8m0.sfa0sfb0.st")
 
 
+def _anything(c: Case) -> bool:
+    return True
+
+
+def _form(c: Case) -> str:
+    """The case's instruction form, without its shape and operand types: kind.scale.cta_group.dense|sp for
+    tcgen05, the PTX shape and kind for mma.sync, the instruction for Hopper -- plus its recipe and the
+    modifiers of the id (transpose, swizzle, cp, K96, collectors, ...), so a spread pick meets each once."""
+    if c.case_id.startswith(("mma_sync.", "hopper.")):
+        head, rest = c.case_id.split("/")[0], c.case_id.split("/")[1:]
+        if c.case_id.startswith("mma_sync."):  # kind.scale_vec.stype and A's type
+            return f"{c.recipe}|{head}|{rest[0].split('x')[0]}"
+        return f"{c.recipe}|{head.rsplit('.', 1)[0]}|{rest[0] if 'wgmma' in head else ''}"  # layouts, swizzles
+    parts = c.case_id.split(".")
+    mods = sorted(p.split("-")[0].rstrip("0123456789") for p in parts[5:]
+                  if not p.startswith(("M", "e2", "e3", "e4", "e5", "ue", "sfa", "s1", "s2", "s3", "s4", "s5",
+                                       "s6", "s7", "s8", "s9")))
+    return f"{c.recipe}|{'.'.join(parts[:4])}|{'.'.join(mods)}"
+
+
+def _recipe_in(*prefixes: str) -> Callable[[Case], bool]:
+    return lambda c: c.recipe.startswith(prefixes)
+
+
+def _id_has(*tokens: str) -> Callable[[Case], bool]:
+    return lambda c: any(t in c.case_id.split(".") or t in c.recipe for t in tokens)
+
+
 VM_UNITS = "mmacts/ptxvm/tcgen05/test_units.py"
 VM_MORE = "mmacts/ptxvm/test_tcgen05_more.py"
+T5 = ("tcgen05_blockscale",)
+MS = ("mma_sync_blockscale",)
+HV = ("hopper_validation",)
+MS_HV = ("mma_sync_blockscale", "hopper_validation")
+ALL3 = ("tcgen05_blockscale", "mma_sync_blockscale", "hopper_validation")
+_WARP = "mmacts/ptxvm/warpmma/"
+_REF5 = "reference/tcgen05/"
+_REFMS = "reference/mma_sync/"
 TARGETS: dict[str, Target] = {
     "compare": Target("mmacts/compare/compare.py", ("tcgen05_blockscale", "mma_sync_blockscale"), _compare_cases,
                       unit_tests=("mmacts/compare/test_compare.py",)),
-    "shift": Target("mmacts/ptxvm/tcgen05/shift.py", ("tcgen05_blockscale",),
-                    lambda c: c.case_id.startswith("tcgen05.shift"),
+    "shift": Target("mmacts/ptxvm/tcgen05/shift.py", T5, lambda c: c.case_id.startswith("tcgen05.shift"),
                     unit_tests=("mmacts/ptxvm/tcgen05/test_shift.py", VM_UNITS, VM_MORE)),
-    "collector": Target("mmacts/ptxvm/tcgen05/collector.py", ("tcgen05_blockscale",),
+    "collector": Target("mmacts/ptxvm/tcgen05/collector.py", T5,
                         lambda c: c.recipe in ("plain:ws-collectors", "probe:collector_reuse")
                         or ("coll-" in c.case_id and c.recipe == "exact"), unit_tests=(VM_UNITS,)),
+    # -- the VM's tcgen05 package: a spread of block-scaled forms (every kind x scale x cta_group once)
+    "decode": Target("mmacts/ptxvm/tcgen05/decode.py", T5, _anything, limit=14, spread=True,
+                     unit_tests=("mmacts/ptxvm/tcgen05/test_decode.py", "mmacts/ptxvm/tcgen05/test_smem_base32b.py")),
+    "mma": Target("mmacts/ptxvm/tcgen05/mma.py", T5, _recipe_in("exact", "probe:sparse", "probe:a_tmem",
+                                                                  "probe:layoutB", "probe:sf_addr"),
+                  limit=14, spread=True, unit_tests=("mmacts/ptxvm/tcgen05/test_mma.py", VM_UNITS, VM_MORE)),
+    "mma_plain": Target("mmacts/ptxvm/tcgen05/mma_plain.py", T5, _recipe_in("plain:"),
+                        unit_tests=(VM_UNITS, VM_MORE)),
+    "cp": Target("mmacts/ptxvm/tcgen05/cp.py", T5, lambda c: c.runtime.get("sf_stage") == "cp"
+                 or c.recipe in ("probe:cp_decompress", "probe:sfb_peer_copy", "control:sf_cp_missing"),
+                 limit=10, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
+    "smem_operand": Target("mmacts/ptxvm/tcgen05/smem_operand.py", T5,
+                           _id_has("a128B", "a64B", "a32B", "transpose_a", "transpose_b", "K96", "probe:mn_major",
+                                   "probe:smem_base", "probe:t52", "cp-128x128b-b4x16_p64", "probe:sparse_meta"),
+                           limit=12, spread=True,
+                           unit_tests=("mmacts/ptxvm/tcgen05/test_smem_base32b.py", VM_UNITS, VM_MORE)),
+    "tmem": Target("mmacts/ptxvm/tcgen05/tmem.py", T5,
+                   _recipe_in("feature:ldst", "probe:ldst", "probe:shift_row", "feature:shift"),
+                   limit=12, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
+    # -- the VM's warp-MMA package (mma.sync block_scale on Blackwell, mma.sync / wgmma fp8 on Hopper)
+    "mma_sync": Target(_WARP + "mma_sync.py", MS_HV, lambda c: "wgmma" not in c.case_id, limit=10, spread=True,
+                       unit_tests=(_WARP + "test_mma_sync.py",)),
+    "numerics": Target(_WARP + "numerics.py", MS_HV, _anything, limit=10, spread=True,
+                       unit_tests=(_WARP + "test_mma_sync.py", _WARP + "test_wgmma.py")),
+    "warp_formats": Target(_WARP + "formats.py", MS_HV, _anything, limit=10, spread=True,
+                           unit_tests=(_WARP + "test_formats.py", _WARP + "test_f16_infinities.py")),
+    "wgmma": Target(_WARP + "wgmma.py", HV, lambda c: "wgmma" in c.case_id, limit=10, spread=True,
+                    unit_tests=(_WARP + "test_wgmma.py", "suites/hopper_validation/test_wgmma_layout.py")),
+    # -- the oracle side (reference/): host encoders and the exact GEMM the VM's results are judged against
+    "ref_idesc": Target(_REF5 + "idesc.py", T5, _recipe_in("exact", "plain:"), limit=10, spread=True,
+                        unit_tests=(_REF5 + "test_idesc.py",)),
+    "ref_smem_desc": Target(_REF5 + "smem_desc.py", T5, _id_has("a128B", "a64B", "a32B", "transpose_a",
+                                                               "probe:smem_base", "K96"), limit=10, spread=True,
+                            unit_tests=(_REF5 + "test_smem_desc.py",)),
+    "ref_smem_image": Target(_REF5 + "smem_image.py", T5, _recipe_in("exact", "probe:mn_major", "probe:smem_base"),
+                             limit=10, spread=True, unit_tests=(_REF5 + "test_smem_image.py",)),
+    "ref_tmem_image": Target(_REF5 + "tmem_image.py", T5, _recipe_in("exact", "probe:sf_addr", "feature:ldst",
+                                                                     "probe:a_tmem"), limit=10, spread=True,
+                             unit_tests=(_REF5 + "test_tmem_image.py",)),
+    "ref_cp_decompress": Target(_REF5 + "cp_decompress.py", T5, _recipe_in("probe:cp_decompress"),
+                                unit_tests=(_REF5 + "test_cp_decompress.py",)),
+    "ref_zero_col_mask": Target(_REF5 + "zero_col_mask.py", T5, _recipe_in("plain:"),
+                                unit_tests=(_REF5 + "test_zero_col_mask.py",)),
+    "ref_ms_fragments": Target(_REFMS + "fragments.py", MS, _anything, limit=8, spread=True,
+                               unit_tests=(_REFMS + "test_fragments.py",)),
+    "ref_ms_model": Target(_REFMS + "model.py", MS, _anything, limit=8, spread=True,
+                           unit_tests=(_REFMS + "test_model.py",)),
+    "ref_ms_recipes": Target(_REFMS + "recipes.py", MS, _anything, limit=8, spread=True,
+                             unit_tests=(_REFMS + "test_model.py",)),
+    "ref_ms_scales": Target(_REFMS + "scales.py", MS, _anything, limit=8, spread=True,
+                            unit_tests=(_REFMS + "test_scales.py",)),
+    "ref_ms_values": Target(_REFMS + "values.py", MS, _anything, limit=8, spread=True,
+                            unit_tests=(_REFMS + "test_values.py",)),
+    "ref_formats": Target("reference/formats.py", ALL3, _anything, limit=6, spread=True,
+                          unit_tests=("reference/test_formats.py",)),
+    "ref_gemm": Target("reference/gemm.py", ALL3, _anything, limit=6, spread=True,
+                       unit_tests=("reference/test_gemm.py",)),
 }
+
+
+def select(t: Target, suite: str) -> list[Case]:
+    """The target's cases of one suite: its pick in suite order, or -- ``spread`` -- one case of each form
+    (``_form``) in turn, the cheapest of each (one CTA, small N) first, up to ``limit``."""
+    from mmacts.mutants.engine import _driver
+
+    picked = [c for c in _driver(suite).cases("standard") if t.pick(c)]
+    if not t.spread:
+        return picked[: t.limit]
+    groups: dict[str, list[Case]] = {}
+    for c in picked:
+        groups.setdefault(_form(c), []).append(c)
+    for g in groups.values():
+        g.sort(key=lambda c: (int(c.form.get("cta_group", 1) or 1), int(c.runtime.get("n", 0) or 0)))
+    order = sorted(groups, key=lambda k: random.Random(f"{k}26").random())
+    return [groups[k][0] for k in order][: t.limit]
 
 
 # ----------------------------------------------------------------------------------------------- --check
 def check(target: str) -> int:
     """Run the target's cases on the model backend: 1 when one fails (or an observation differs), else 0."""
-    from mmacts.mutants.engine import _driver, run_cases
+    from mmacts.mutants.engine import run_cases
 
     t = TARGETS[target]
-    bad = []
     for suite in t.suites:
-        cases = [c for c in _driver(suite).cases("standard") if t.pick(c)][: t.limit]
-        for cid, rec in run_cases(suite, cases).items():
+        for case in select(t, suite):  # one at a time: the first case that fails ends the check (a killed
+            rec = run_cases(suite, [case])[case.case_id]  # mutant costs one case, not all of them)
             differs = rec["status"] == "observed" and int(rec.get("mismatches") or 0) > 0
             if rec["status"] in ("fail", "error", "timeout") or differs:
-                bad.append(f"{cid}: {rec['status']}: {str(rec.get('message'))[:160]}")
-    if bad:
-        print("killed-by: suite")
-        for line in bad[:5]:
-            print(line)
-        return 1
+                print("killed-by: suite")
+                print(f"{case.case_id}: {rec['status']}: {str(rec.get('message'))[:160]}")
+                return 1
     if t.unit_tests:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *t.unit_tests],
                            capture_output=True, text=True)
@@ -221,8 +328,17 @@ def load_survivors(path: Path = SURVIVORS) -> dict[str, dict[str, Any]]:
 def merge_survivors(target: str, results: Sequence[dict[str, Any]], full: bool, path: Path = SURVIVORS) -> int:
     """Add this run's survivors (keeping reasons already written); a full run also drops ones now killed.
     Returns how many survivors have no reason."""
+    import fcntl
+
     import yaml
 
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:  # two targets' runs may finish at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _merge_locked(yaml, target, results, full, path)
+
+
+def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], full: bool, path: Path) -> int:
     doc = load_survivors(path)
     old = doc.get(target, {}) or {}
     new = {} if full else dict(old)
@@ -236,7 +352,6 @@ def merge_survivors(target: str, results: Sequence[dict[str, Any]], full: bool, 
         elif not full:
             new.pop(k, None)
     doc[target] = dict(sorted(new.items(), key=lambda kv: (kv[1]["line"], kv[0])))
-    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("# Surviving generated mutants (mmacts.mutants.generated): each needs a reason -- why it is\n"
                     "# equivalent (no input can tell it apart), or which case will kill it. Empty: a finding.\n"
                     + yaml.safe_dump(doc, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8")
