@@ -262,8 +262,8 @@ def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: flo
         r = subprocess.run([cr, "mutate-and-test", item["module_path"], item["operator_name"], str(item["occurrence"]),
                             test], cwd=tree, capture_output=True, text=True, timeout=timeout, env=env)
         res = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
-    except subprocess.TimeoutExpired:
-        res = {"test_outcome": "killed", "output": "timeout"}
+    except subprocess.TimeoutExpired:  # the machine was too slow (a hung case is the check's own timeout)
+        res = {"test_outcome": "timeout", "output": "timeout"}
     except json.JSONDecodeError:
         res = {"test_outcome": "incompetent", "output": r.stdout[-400:] + r.stderr[-400:]}
     out = str(res.get("output", ""))
@@ -358,12 +358,95 @@ def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], ful
     return sum(1 for v in new.values() if not v.get("reason"))
 
 
+# ----------------------------------------------------------------------------------------------- report
+REPORT_COLUMNS = ("target", "module", "listed", "tried", "by suite", "by unit test only", "justified",
+                  "unexplained", "not judged")
+"""``report``'s columns: the mutants cosmic-ray lists for the module, those run (all, or a seeded sample),
+killed by a suite case (a case a Blackwell GPU runs), killed only by a unit test beside the module (a hole of
+the suites), survivors with a reason in survivors.yaml, survivors without one (the finding), and mutants not judged
+(cosmic-ray could not apply the mutation, or the whole check ran past ``--timeout`` on a busy machine)."""
+
+
+def summarize(doc: dict[str, Any], survivors: dict[str, Any]) -> dict[str, Any]:
+    """One row of the score table from a committed ``generated/<target>.json`` and the target's survivors.
+    A mutant killed with no ``killed_by`` (the mutated module no longer imports, so the check crashed before
+    judging) counts as the suite's: every suite case would end ``error`` with it."""
+    res = doc.get("results") or []
+    reasons = {k: str((v or {}).get("reason") or "") for k, v in (survivors or {}).items()}
+    survived = [r for r in res if r["outcome"] == "survived"]
+    justified = sum(1 for r in survived if reasons.get(_key(r)))
+    killed = [r for r in res if r["outcome"] == "killed"]
+    unit = sum(1 for r in killed if r.get("killed_by") == "unit-test")
+    return {"target": doc["target"], "module": doc["module"], "listed": doc["mutants_listed"], "tried": len(res),
+            "by suite": len(killed) - unit, "by unit test only": unit, "justified": justified,
+            "unexplained": len(survived) - justified,
+            "not judged": sum(1 for r in res if r["outcome"] not in ("killed", "survived"))}
+
+
+def report_rows(out_dir: Path = OUT_DIR) -> list[dict[str, Any]]:
+    """The score table: one row per committed ``generated/*.json``, in ``TARGETS`` order."""
+    surv = load_survivors(out_dir / SURVIVORS.name)
+    docs = {d["target"]: d for d in (json.loads(f.read_text(encoding="utf-8")) for f in out_dir.glob("*.json"))}
+    order = [t for t in TARGETS if t in docs] + sorted(set(docs) - set(TARGETS))
+    return [summarize(docs[t], surv.get(t) or {}) for t in order]
+
+
+def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The table's sum row."""
+    out: dict[str, Any] = {"target": "total", "module": f"{len(rows)} modules"}
+    out.update({c: sum(int(r[c]) for r in rows) for c in REPORT_COLUMNS[2:]})
+    return out
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The score table as README prints it (``test_generated.py`` compares the two)."""
+    lines = ["| " + " | ".join(REPORT_COLUMNS) + " |", "|" + "---|" * len(REPORT_COLUMNS)]
+    for r in [*rows, totals(rows)] if rows else []:
+        lines.append("| " + " | ".join(f"`{r[c]}`" if c == "module" and r["target"] != "total" else str(r[c])
+                                       for c in REPORT_COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def summary_line(rows: Sequence[dict[str, Any]]) -> str:
+    """One sentence for ``mmacts list`` and index.html."""
+    if not rows:
+        return "generated mutation: no results (mmacts/mutants/generated/*.json) yet"
+    t = totals(rows)
+    return (f"generated mutation (cosmic-ray) of {len(rows)} modules: {t['tried']} mutants tried, {t['by suite']} "
+            f"killed by a suite case, {t['by unit test only']} by a unit test only, {t['justified']} justified "
+            f"equivalent, {t['unexplained']} unexplained")
+
+
+def report(out_dir: Path = OUT_DIR) -> int:
+    """Print the per-module score table (tab-separated) from the committed results; 1 if a survivor is
+    unexplained."""
+    rows = report_rows(out_dir)
+    print("\t".join(REPORT_COLUMNS))
+    for r in [*rows, totals(rows)] if rows else []:
+        print("\t".join(str(r[c]) for c in REPORT_COLUMNS))
+    print(f"# {summary_line(rows)}")
+    return 1 if any(r["unexplained"] for r in rows) else 0
+
+
+def _replace_results(old: dict[str, Any], new: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``old`` (a committed summary) with the re-run survivors' outcomes in place of their earlier ones
+    (``--survivors``), its counts recomputed."""
+    fresh = {_key(r): r for r in new}
+    results = [fresh.get(_key(r), r) if r["outcome"] == "survived" else r for r in old["results"]]
+    judged = [r for r in results if r["outcome"] in ("killed", "survived")]
+    killed = sum(r["outcome"] == "killed" for r in judged)
+    return dict(old, results=results, killed=killed, judged=len(judged),
+                killed_by_suite=sum(r.get("killed_by") == "suite" for r in judged),
+                score=killed / len(judged) if judged else 0.0, rerun=time.strftime("%Y-%m-%d"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m mmacts.mutants.generated",
                                  description="cosmic-ray mutants of one module, judged by the suites (model backend)")
-    ap.add_argument("target", choices=sorted(TARGETS))
+    ap.add_argument("target", choices=[*sorted(TARGETS), "report"],
+                    help="the module to mutate, or report: print the score table of the committed results")
     ap.add_argument("--check", action="store_true", help="(the test command) run the target's cases once")
     ap.add_argument("--sample", type=int, default=0, help="a seeded sample of N mutants (0: all)")
     ap.add_argument("--seed", type=int, default=26)
@@ -373,6 +456,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--survivors", action="store_true",
                     help="re-run only the target's listed survivors (after adding a case or test); killed ones leave")
     args = ap.parse_args(argv)
+    if args.target == "report":
+        return report()
     if args.check:
         return check(args.target)
     if args.sample < 0 or args.timeout <= 0:
@@ -403,8 +488,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                "sample": args.sample, "seed": args.seed, "killed": killed, "killed_by_suite": by_suite,
                "judged": len(judged), "score": score,
                "date": time.strftime("%Y-%m-%d"), "results": results}
-    if not args.survivors:  # a survivors-only run keeps the last full/sampled summary
-        (OUT_DIR / f"{args.target}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    path = OUT_DIR / f"{args.target}.json"
+    if args.survivors and path.exists():  # the last full/sampled summary, the re-run survivors' outcomes updated
+        summary = _replace_results(json.loads(path.read_text(encoding="utf-8")), results)
+    path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     open_ = merge_survivors(args.target, results, full=not args.sample and not args.survivors)
     print(f"survivors without a reason in {SURVIVORS.name}: {open_}")
     return 0
