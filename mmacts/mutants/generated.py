@@ -57,6 +57,8 @@ class Target:
     unit_tests: tuple[str, ...] = ()
     """Unit-test files beside the module, run when no suite case caught the mutant: a mutant they alone kill is
     reported ``killed-by: unit-test`` (a hole of the suites, not of the project's tests)."""
+    unit_k: str = ""
+    """A ``pytest -k`` expression leaving out unit tests too slow to run once per mutant (named in the target)."""
 
 
 def _compare_cases(c: Case) -> bool:
@@ -102,6 +104,8 @@ HV = ("hopper_validation",)
 MS_HV = ("mma_sync_blockscale", "hopper_validation")
 ALL3 = ("tcgen05_blockscale", "mma_sync_blockscale", "hopper_validation")
 _WARP = "mmacts/ptxvm/warpmma/"
+_NOT_SWEEPS = "not every_case_full"
+"""test_mma_sync.py's sweep of every full-level case takes minutes: too slow once per mutant."""
 _REF5 = "reference/tcgen05/"
 _REFMS = "reference/mma_sync/"
 TARGETS: dict[str, Target] = {
@@ -133,9 +137,9 @@ TARGETS: dict[str, Target] = {
                    limit=12, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
     # -- the VM's warp-MMA package (mma.sync block_scale on Blackwell, mma.sync / wgmma fp8 on Hopper)
     "mma_sync": Target(_WARP + "mma_sync.py", MS_HV, lambda c: "wgmma" not in c.case_id, limit=10, spread=True,
-                       unit_tests=(_WARP + "test_mma_sync.py",)),
+                       unit_tests=(_WARP + "test_mma_sync.py",), unit_k=_NOT_SWEEPS),
     "numerics": Target(_WARP + "numerics.py", MS_HV, _anything, limit=10, spread=True,
-                       unit_tests=(_WARP + "test_mma_sync.py", _WARP + "test_wgmma.py")),
+                       unit_tests=(_WARP + "test_mma_sync.py", _WARP + "test_wgmma.py"), unit_k=_NOT_SWEEPS),
     "warp_formats": Target(_WARP + "formats.py", MS_HV, _anything, limit=10, spread=True,
                            unit_tests=(_WARP + "test_formats.py", _WARP + "test_f16_infinities.py")),
     "wgmma": Target(_WARP + "wgmma.py", HV, lambda c: "wgmma" in c.case_id, limit=10, spread=True,
@@ -204,7 +208,8 @@ def check(target: str) -> int:
                 print(f"{case.case_id}: {rec['status']}: {str(rec.get('message'))[:160]}")
                 return 1
     if t.unit_tests:
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *t.unit_tests],
+        k = ["-k", t.unit_k] if t.unit_k else []
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *k, *t.unit_tests],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print("killed-by: unit-test")
@@ -215,8 +220,10 @@ def check(target: str) -> int:
 
 # ----------------------------------------------------------------------------------------------- the run
 def cosmic_ray(explicit: str | None = None) -> str | None:
-    """The cosmic-ray executable: ``explicit``, ``$MMACTS_COSMIC_RAY`` or PATH."""
-    for cand in (explicit, os.environ.get("MMACTS_COSMIC_RAY"), shutil.which("cosmic-ray")):
+    """The cosmic-ray executable: ``explicit``, ``$MMACTS_COSMIC_RAY``, PATH, or beside this Python (the
+    ``test`` extra installs it into the venv, which ``venv/bin/python -m pytest`` does not put on PATH)."""
+    beside = Path(sys.executable).with_name("cosmic-ray")
+    for cand in (explicit, os.environ.get("MMACTS_COSMIC_RAY"), shutil.which("cosmic-ray"), str(beside)):
         if cand and Path(cand).exists():
             return str(cand)
     return None

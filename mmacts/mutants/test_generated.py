@@ -44,3 +44,65 @@ def test_a_sample_of_generated_mutants_is_killed_or_justified() -> None:
     known = GEN.load_survivors().get("shift", {}) or {}
     for r in results:
         assert r["outcome"] == "killed" or GEN._key(r) in known, r
+
+
+def _doc(target: str, results: list[dict]) -> dict:
+    return {"target": target, "module": f"m/{target}.py", "mutants_listed": 10, "results": results}
+
+
+def _m(outcome: str, by: str = "", line: int = 1) -> dict:
+    return {"operator": "core/AddNot", "line": line, "outcome": outcome, "killed_by": by,
+            "diff": f"--- a\n+++ b\n-    x = {line}\n+    x = not {line}\n"}
+
+
+def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
+    """Killed by a suite case (or by a crash: the mutated module no longer imports), by a unit test only,
+    survivors with and without a reason, mutants not judged -- each in its column, and an unexplained survivor
+    makes ``report`` exit 1 (planted: a survivor whose reason is empty)."""
+    import json
+
+    import yaml
+
+    res = [_m("killed", "suite"), _m("killed", ""), _m("killed", "unit-test"), _m("survived", line=2),
+           _m("survived", line=3), _m("timeout")]
+    (tmp_path / "a.json").write_text(json.dumps(_doc("a", res)))
+    surv = {"a": {GEN._key(_m("survived", line=2)): {"reason": "equivalent: x"},
+                  GEN._key(_m("survived", line=3)): {"reason": ""}}}
+    (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
+    (row,) = GEN.report_rows(tmp_path)
+    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 6, 2, 1, 1, 1, 1]
+    assert GEN.report(tmp_path) == 1
+    surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "equivalent: y"
+    (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
+    assert GEN.report(tmp_path) == 0
+    assert "| total | 1 modules | 10 | 6 | 2 | 1 | 2 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
+
+
+def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
+    old = _doc("a", [_m("killed", "suite"), _m("survived", line=2), _m("survived", line=3)])
+    new = GEN._replace_results(old, [_m("killed", "unit-test", line=2)])
+    assert [r["outcome"] for r in new["results"]] == ["killed", "killed", "survived"]
+    assert (new["killed"], new["killed_by_suite"], new["judged"]) == (2, 1, 3)
+
+
+def test_every_committed_result_is_explained() -> None:
+    """The committed runs (``generated/*.json``): every survivor has its reason in survivors.yaml."""
+    rows = GEN.report_rows()
+    assert {r["target"] for r in rows} >= {"compare", "shift"}
+    assert [r["target"] for r in rows if r["unexplained"]] == []
+
+
+def test_readme_shows_the_report_table() -> None:
+    """README's score table is the one ``python -m mmacts.mutants.generated report`` computes (figures drift
+    otherwise: issue 24)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- generated-mutation:begin -->", 1)[1].split("<!-- generated-mutation:end -->", 1)[0]
+    got = "\n".join(ln.strip() for ln in table.strip().splitlines())
+    assert got == GEN.markdown_table(GEN.report_rows()), "README: paste GEN.markdown_table(GEN.report_rows())"
+
+
+def test_index_page_and_list_show_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    from mmacts.report.coverage import generated_section
+
+    html_ = "".join(generated_section())
+    assert GEN.summary_line(GEN.report_rows()) in html_ and "<td>shift</td>" in html_
