@@ -115,7 +115,8 @@ TARGETS: dict[str, Target] = {
                     unit_tests=("mmacts/ptxvm/tcgen05/test_shift.py", VM_UNITS, VM_MORE)),
     "collector": Target("mmacts/ptxvm/tcgen05/collector.py", T5,
                         lambda c: c.recipe in ("plain:ws-collectors", "probe:collector_reuse")
-                        or ("coll-" in c.case_id and c.recipe == "exact"), unit_tests=(VM_UNITS,)),
+                        or ("coll-" in c.case_id and c.recipe == "exact"),
+                        unit_tests=("mmacts/ptxvm/tcgen05/test_collector.py", VM_MORE)),
     # -- the VM's tcgen05 package: a spread of block-scaled forms (every kind x scale x cta_group once)
     "decode": Target("mmacts/ptxvm/tcgen05/decode.py", T5, _anything, limit=14, spread=True,
                      unit_tests=("mmacts/ptxvm/tcgen05/test_decode.py", "mmacts/ptxvm/tcgen05/test_smem_base32b.py")),
