@@ -261,6 +261,48 @@ def work_items(cr: str, tree: Path, module: str) -> list[dict[str, Any]]:
     return items
 
 
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _spans(nodes: Sequence[Any]) -> list[Span]:
+    return [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes if n is not None]
+
+
+def static_positions(src: str) -> tuple[list[Span], list[Span], list[Span]]:
+    """(annotations, function signatures, default values) of a module: where a mutation changes nothing
+    that runs. Every project module has ``from __future__ import annotations``, so an annotation is never
+    evaluated; in a signature (outside its defaults) the only operator is the bare ``*`` of keyword-only
+    parameters, which cosmic-ray turns into ``/`` (callers pass those by keyword: still accepted)."""
+    import ast
+
+    ann, sig, dfl = [], [], []
+    for n in ast.walk(ast.parse(src)):
+        if isinstance(n, ast.AnnAssign):
+            ann += _spans([n.annotation])
+        elif isinstance(n, ast.arg):
+            ann += _spans([n.annotation])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            ann += _spans([n.returns])
+            sig.append(((n.lineno, n.col_offset), (n.body[0].lineno, n.body[0].col_offset)))
+            dfl += _spans([*n.args.defaults, *n.args.kw_defaults])
+    return ann, sig, dfl
+
+
+def is_static(item: dict[str, Any], spans: tuple[list[Span], list[Span], list[Span]]) -> bool:
+    """Whether a cosmic-ray work item mutates only an annotation or the bare ``*`` of a signature: equivalent
+    by construction (``static_positions``), left out of samples so they spend the budget on code that runs."""
+    pos = tuple(item["start_pos"])
+    ann, sig, dfl = spans
+
+    def inside(s: Span) -> bool:
+        return s[0] <= pos < s[1]
+
+    if any(inside(s) for s in ann):
+        return True
+    return (item["operator_name"].startswith("core/ReplaceBinaryOperator_Mul_") and any(inside(s) for s in sig)
+            and not any(inside(s) for s in dfl))
+
+
 def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: float) -> dict[str, Any]:
     """Apply one mutation in ``tree``, run the target's check, return its outcome (killed/survived/...)."""
     test = f"{sys.executable} -m mmacts.mutants.generated --check {target}"
@@ -284,22 +326,27 @@ def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: flo
 
 
 def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout: float = 300.0,
-               progress: bool = True, only: set[str] | None = None) -> tuple[int, list[dict[str, Any]]]:
-    """(mutants cosmic-ray lists for the target's module, the outcome of each one run: all, a seeded sample, or
-    ``only`` those whose survivor key (operator @ changed line) is in the set -- the survivors file's)."""
+               progress: bool = True, only: set[str] | None = None) -> tuple[int, int, list[dict[str, Any]]]:
+    """(mutants cosmic-ray lists for the target's module, how many of them are static (``is_static``: never
+    run), the outcome of each one run: all others, a seeded sample of them, or ``only`` those whose survivor
+    key (operator @ changed line) is in the set -- the survivors file's)."""
     t = TARGETS[target]
     with tempfile.TemporaryDirectory(prefix="mmacts-cr-") as d:
         tree = Path(d)
         _copy_tree(tree)
         items = work_items(cr, tree, t.module)
+        spans = static_positions((tree / t.module).read_text(encoding="utf-8"))
+        static = [it for it in items if is_static(it, spans)]
+        runnable = [it for it in items if not is_static(it, spans)]
         if only is not None:
             src = (tree / t.module).read_text(encoding="utf-8").splitlines()
             heads = {k.split(" => ")[0] for k in only}
             chosen = [it for it in items if _item_key(it, src) in heads]
         else:
-            chosen = items if not sample else random.Random(seed).sample(items, min(sample, len(items)))
+            chosen = runnable if not sample else random.Random(seed).sample(runnable, min(sample, len(runnable)))
         if progress:
-            print(f"{t.module}: {len(items)} mutants from cosmic-ray, running {len(chosen)}", flush=True)
+            print(f"{t.module}: {len(items)} mutants from cosmic-ray, {len(static)} of annotations or a signature's "
+                  f"bare * (equivalent, not run), running {len(chosen)}", flush=True)
         results = []
         for i, it in enumerate(chosen, 1):
             r = run_one(cr, tree, it, target, timeout)
@@ -307,7 +354,7 @@ def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout
             if progress:
                 print(f"  [{i}/{len(chosen)}] {r['outcome']:<11} {r['killed_by'] or '':<9} line {r['line']:<4} "
                       f"{r['operator']} #{r['occurrence']} ({r['seconds']}s)", flush=True)
-    return len(items), results
+    return len(items), len(static), results
 
 
 def _item_key(item: dict[str, Any], src: Sequence[str]) -> str:
@@ -367,12 +414,14 @@ def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], ful
 
 
 # ----------------------------------------------------------------------------------------------- report
-REPORT_COLUMNS = ("target", "module", "listed", "tried", "by suite", "by unit test only", "justified",
+REPORT_COLUMNS = ("target", "module", "listed", "static", "tried", "by suite", "by unit test only", "justified",
                   "unexplained", "not judged")
-"""``report``'s columns: the mutants cosmic-ray lists for the module, those run (all, or a seeded sample),
-killed by a suite case (a case a Blackwell GPU runs), killed only by a unit test beside the module (a hole of
-the suites), survivors with a reason in survivors.yaml, survivors without one (the finding), and mutants not judged
-(cosmic-ray could not apply the mutation, or the whole check ran past ``--timeout`` on a busy machine)."""
+"""``report``'s columns: the mutants cosmic-ray lists for the module; those only of annotations or a
+signature's bare ``*`` (``is_static``: equivalent, never run; 0 where a full run ran them); those run (all, or
+a seeded sample); killed by a suite case (a case a Blackwell GPU runs); killed only by a unit test beside the
+module (a hole of the suites); survivors with a reason in survivors.yaml; survivors without one (the finding);
+mutants not judged (cosmic-ray could not apply the mutation, or the whole check ran past ``--timeout`` on a
+busy machine)."""
 
 
 def summarize(doc: dict[str, Any], survivors: dict[str, Any]) -> dict[str, Any]:
@@ -385,7 +434,8 @@ def summarize(doc: dict[str, Any], survivors: dict[str, Any]) -> dict[str, Any]:
     justified = sum(1 for r in survived if reasons.get(_key(r)))
     killed = [r for r in res if r["outcome"] == "killed"]
     unit = sum(1 for r in killed if r.get("killed_by") == "unit-test")
-    return {"target": doc["target"], "module": doc["module"], "listed": doc["mutants_listed"], "tried": len(res),
+    return {"target": doc["target"], "module": doc["module"], "listed": doc["mutants_listed"],
+            "static": int(doc.get("static", 0)), "tried": len(res),
             "by suite": len(killed) - unit, "by unit test only": unit, "justified": justified,
             "unexplained": len(survived) - justified,
             "not judged": sum(1 for r in res if r["outcome"] not in ("killed", "survived"))}
@@ -479,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t = TARGETS[args.target]
     t0 = time.perf_counter()
     only = set(load_survivors().get(args.target) or {}) if args.survivors else None
-    n_items, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
+    n_items, n_static, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
                                   only=only)
     items = range(n_items)
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
@@ -492,7 +542,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_write:
         return 0
     OUT_DIR.mkdir(exist_ok=True)
-    summary = {"target": args.target, "module": t.module, "mutants_listed": len(items), "run": len(results),
+    summary = {"target": args.target, "module": t.module, "mutants_listed": len(items), "static": n_static,
+               "run": len(results),
                "sample": args.sample, "seed": args.seed, "killed": killed, "killed_by_suite": by_suite,
                "judged": len(judged), "score": score,
                "date": time.strftime("%Y-%m-%d"), "results": results}

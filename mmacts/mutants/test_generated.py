@@ -40,7 +40,7 @@ def test_survivor_keys_survive_renumbering() -> None:
 
 @pytest.mark.skipif(GEN.cosmic_ray() is None, reason="cosmic-ray not installed (pip install cosmic-ray)")
 def test_a_sample_of_generated_mutants_is_killed_or_justified() -> None:
-    _, results = GEN.run_target(GEN.cosmic_ray(), "shift", sample=2, seed=26, progress=False)
+    _, _, results = GEN.run_target(GEN.cosmic_ray(), "shift", sample=2, seed=26, progress=False)
     known = GEN.load_survivors().get("shift", {}) or {}
     for r in results:
         assert r["outcome"] == "killed" or GEN._key(r) in known, r
@@ -70,12 +70,12 @@ def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
                   GEN._key(_m("survived", line=3)): {"reason": ""}}}
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     (row,) = GEN.report_rows(tmp_path)
-    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 6, 2, 1, 1, 1, 1]
+    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 1, 1]
     assert GEN.report(tmp_path) == 1
     surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "equivalent: y"
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     assert GEN.report(tmp_path) == 0
-    assert "| total | 1 modules | 10 | 6 | 2 | 1 | 2 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
+    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 2 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
 
 
 def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
@@ -106,3 +106,19 @@ def test_index_page_and_list_show_the_summary(capsys: pytest.CaptureFixture[str]
 
     html_ = "".join(generated_section())
     assert GEN.summary_line(GEN.report_rows()) in html_ and "<td>shift</td>" in html_
+
+
+def test_annotations_and_the_bare_star_are_static() -> None:
+    """Mutants of an annotation or of a signature's keyword-only ``*`` change nothing that runs (planted: a
+    default value and a body operator on the same lines must stay runnable)."""
+    src = ("from __future__ import annotations\n\n\n"
+           "def f(a: int | None, *, b: int = 3) -> int | None:\n"
+           "    y: int | None = a * 2\n    return y\n")
+    sp = GEN.static_positions(src)
+
+    def static(op: str, line: int, col: int) -> bool:
+        return GEN.is_static({"operator_name": f"core/{op}", "start_pos": [line, col]}, sp)
+
+    assert static("ReplaceBinaryOperator_BitOr_Sub", 4, 13) and static("ReplaceBinaryOperator_Mul_Div", 4, 21)
+    assert static("ReplaceBinaryOperator_BitOr_Pow", 4, 43) and static("ReplaceBinaryOperator_BitOr_Mul", 5, 11)
+    assert not static("NumberReplacer", 4, 33) and not static("ReplaceBinaryOperator_Mul_Div", 5, 22)
