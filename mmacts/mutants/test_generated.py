@@ -72,6 +72,7 @@ def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
     (row,) = GEN.report_rows(tmp_path)
     assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 1, 1]
     assert GEN.report(tmp_path) == 1
+    (tmp_path / "unit_only.yaml").write_text("a: host-side validation\n")
     surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "equivalent: y"
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     assert GEN.report(tmp_path) == 0
@@ -90,6 +91,7 @@ def test_every_committed_result_is_explained() -> None:
     rows = GEN.report_rows()
     assert {r["target"] for r in rows} >= {"compare", "shift"}
     assert [r["target"] for r in rows if r["unexplained"]] == []
+    assert GEN.unit_only_unnoted(rows) == [], f"say in {GEN.UNIT_ONLY} why no suite case sees them"
 
 
 def test_readme_shows_the_report_table() -> None:
