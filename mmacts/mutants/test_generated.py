@@ -106,8 +106,13 @@ def test_readme_shows_the_report_table() -> None:
 def test_index_page_and_list_show_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
     from mmacts.report.coverage import generated_section
 
+    from mmacts.runner import cli
+
+    line = GEN.summary_line(GEN.report_rows())
     html_ = "".join(generated_section())
-    assert GEN.summary_line(GEN.report_rows()) in html_ and "<td>shift</td>" in html_
+    assert line in html_ and "<td>shift</td>" in html_
+    cli.main(["list", "--level", "smoke", "--rows", "T39.1"])
+    assert f"# {line}" in capsys.readouterr().out.splitlines()
 
 
 def test_annotations_and_the_bare_star_are_static() -> None:

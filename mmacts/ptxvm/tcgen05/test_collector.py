@@ -24,6 +24,7 @@ def test_no_qualifier_discards_the_default_buffer(ws: bool, buf: str) -> None:
 @pytest.mark.parametrize("qual,ws,msg", [
     ("collector::a::keep", False, "unknown collector usage .collector::a::keep"),
     ("collector::a", False, "unknown collector usage"),
+    ("collector::a::fill::fill", False, "unknown collector usage"),  # four parts: not "fewer than three" only
     ("collectors::a::fill", False, "unknown collector usage"),
     ("collector::b1::fill", False, r"tcgen05.mma: collector buffer ::b1 not allowed \(allowed a\)"),
     ("collector::a::fill", True, r"tcgen05.mma.ws: collector buffer ::a not allowed \(allowed b0, b1, b2, b3\)"),
