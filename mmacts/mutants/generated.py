@@ -57,6 +57,8 @@ class Target:
     pick: Callable[[Case], bool]
     limit: int = 40
     spread: bool = False
+    always: Callable[[Case], bool] | None = None
+    """Cases taken before the spread (a form the spread may miss that alone reaches part of the module)."""
     """Take one case of each instruction form (``select``) rather than the first ``limit`` picked."""
     unit_tests: tuple[str, ...] = ()
     """Unit-test files beside the module, run when no suite case caught the mutant: a mutant they alone kill is
@@ -151,7 +153,7 @@ TARGETS: dict[str, Target] = {
                     unit_tests=(_WARP + "test_wgmma.py", "suites/hopper_validation/test_wgmma_layout.py")),
     # -- the oracle side (reference/): host encoders and the exact GEMM the VM's results are judged against
     "ref_idesc": Target(_REF5 + "idesc.py", T5, _recipe_in("exact", "plain:"), limit=10, spread=True,
-                        unit_tests=(_REF5 + "test_idesc.py",)),
+                        always=_recipe_in("plain:"), unit_tests=(_REF5 + "test_idesc.py",)),
     "ref_smem_desc": Target(_REF5 + "smem_desc.py", T5, _id_has("a128B", "a64B", "a32B", "transpose_a",
                                                                "probe:smem_base", "K96"), limit=10, spread=True,
                             unit_tests=(_REF5 + "test_smem_desc.py",)),
@@ -187,15 +189,17 @@ def select(t: Target, suite: str) -> list[Case]:
     from mmacts.mutants.engine import _driver
 
     picked = [c for c in _driver(suite).cases("standard") if t.pick(c)]
+    first = [c for c in picked if t.always and t.always(c)]
+    picked = [c for c in picked if c not in first]
     if not t.spread:
-        return picked[: t.limit]
+        return first + picked[: t.limit]
     groups: dict[str, list[Case]] = {}
     for c in picked:
         groups.setdefault(_form(c), []).append(c)
     for g in groups.values():
         g.sort(key=lambda c: (int(c.form.get("cta_group", 1) or 1), int(c.runtime.get("n", 0) or 0)))
     order = sorted(groups, key=lambda k: random.Random(f"{k}26").random())
-    return [groups[k][0] for k in order][: t.limit]
+    return first + [groups[k][0] for k in order][: t.limit]
 
 
 # ----------------------------------------------------------------------------------------------- --check
@@ -504,15 +508,28 @@ def report(out_dir: Path = OUT_DIR) -> int:
 
 
 def _replace_results(old: dict[str, Any], new: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``old`` (a committed summary) with the re-run survivors' outcomes in place of their earlier ones
-    (``--survivors``), its counts recomputed."""
+    """``old`` (a committed summary) with the re-run mutants' outcomes in place of their earlier ones
+    (``--survivors``, ``--unit-only``), its counts recomputed."""
     fresh = {_key(r): r for r in new}
-    results = [fresh.get(_key(r), r) if r["outcome"] == "survived" else r for r in old["results"]]
+    results = [fresh.get(_key(r), r) for r in old["results"]]
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
     killed = sum(r["outcome"] == "killed" for r in judged)
     return dict(old, results=results, killed=killed, judged=len(judged),
                 killed_by_suite=sum(r.get("killed_by") == "suite" for r in judged),
                 score=killed / len(judged) if judged else 0.0, rerun=time.strftime("%Y-%m-%d"))
+
+
+def _rerun_keys(target: str, survivors: bool, unit_only: bool) -> set[str] | None:
+    """The mutants a re-run takes (None: a fresh run): the listed survivors and/or the committed mutants that
+    only a unit test killed."""
+    if not (survivors or unit_only):
+        return None
+    keys = set(load_survivors().get(target) or {}) if survivors else set()
+    path = OUT_DIR / f"{target}.json"
+    if unit_only and path.exists():
+        keys |= {_key(r) for r in json.loads(path.read_text(encoding="utf-8"))["results"]
+                 if r.get("killed_by") == "unit-test"}
+    return keys
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -530,6 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only; leave generated/ alone")
     ap.add_argument("--survivors", action="store_true",
                     help="re-run only the target's listed survivors (after adding a case or test); killed ones leave")
+    ap.add_argument("--unit-only", action="store_true",
+                    help="re-run only the committed mutants a unit test alone killed (after a new or sharper case)")
     args = ap.parse_args(argv)
     if args.target == "report":
         return report()
@@ -545,7 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     t = TARGETS[args.target]
     t0 = time.perf_counter()
-    only = set(load_survivors().get(args.target) or {}) if args.survivors else None
+    only = _rerun_keys(args.target, args.survivors, args.unit_only)
     n_items, n_static, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
                                   only=only)
     items = range(n_items)
@@ -565,10 +584,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                "judged": len(judged), "score": score,
                "date": time.strftime("%Y-%m-%d"), "results": results}
     path = OUT_DIR / f"{args.target}.json"
-    if args.survivors and path.exists():  # the last full/sampled summary, the re-run survivors' outcomes updated
+    if only is not None and path.exists():  # the last full/sampled summary, the re-run mutants' outcomes updated
         summary = _replace_results(json.loads(path.read_text(encoding="utf-8")), results)
     path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    open_ = merge_survivors(args.target, results, full=not args.sample and not args.survivors)
+    open_ = merge_survivors(args.target, results, full=not args.sample and only is None)
     print(f"survivors without a reason in {SURVIVORS.name}: {open_}")
     return 0
 

@@ -105,7 +105,6 @@ def test_readme_shows_the_report_table() -> None:
 
 def test_index_page_and_list_show_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
     from mmacts.report.coverage import generated_section
-
     from mmacts.runner import cli
 
     line = GEN.summary_line(GEN.report_rows())
