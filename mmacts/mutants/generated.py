@@ -94,6 +94,11 @@ def _form(c: Case) -> str:
     return f"{c.recipe}|{'.'.join(parts[:4])}|{'.'.join(mods)}"
 
 
+def _high_smem(c: Case) -> bool:
+    """The case with B above 128 KiB of shared memory (the descriptor start address's top bit)."""
+    return int(c.runtime.get("b_base_shift", 0) or 0) >= 128 * 1024
+
+
 def _recipe_in(*prefixes: str) -> Callable[[Case], bool]:
     return lambda c: c.recipe.startswith(prefixes)
 
@@ -124,7 +129,7 @@ TARGETS: dict[str, Target] = {
                         or ("coll-" in c.case_id and c.recipe == "exact"),
                         unit_tests=("mmacts/ptxvm/tcgen05/test_collector.py", VM_MORE)),
     # -- the VM's tcgen05 package: a spread of block-scaled forms (every kind x scale x cta_group once)
-    "decode": Target("mmacts/ptxvm/tcgen05/decode.py", T5, _anything, limit=14, spread=True,
+    "decode": Target("mmacts/ptxvm/tcgen05/decode.py", T5, _anything, limit=14, spread=True, always=_high_smem,
                      unit_tests=("mmacts/ptxvm/tcgen05/test_decode.py", "mmacts/ptxvm/tcgen05/test_smem_base32b.py")),
     "mma": Target("mmacts/ptxvm/tcgen05/mma.py", T5, _recipe_in("exact", "probe:sparse", "probe:a_tmem",
                                                                   "probe:layoutB", "probe:sf_addr"),
@@ -137,7 +142,7 @@ TARGETS: dict[str, Target] = {
     "smem_operand": Target("mmacts/ptxvm/tcgen05/smem_operand.py", T5,
                            _id_has("a128B", "a64B", "a32B", "transpose_a", "transpose_b", "K96", "probe:mn_major",
                                    "probe:smem_base", "probe:t52", "cp-128x128b-b4x16_p64", "probe:sparse_meta"),
-                           limit=12, spread=True,
+                           limit=12, spread=True, always=_high_smem,
                            unit_tests=("mmacts/ptxvm/tcgen05/test_smem_base32b.py", VM_UNITS, VM_MORE)),
     "tmem": Target("mmacts/ptxvm/tcgen05/tmem.py", T5,
                    _recipe_in("feature:ldst", "probe:ldst", "probe:shift_row", "feature:shift"),
@@ -156,7 +161,7 @@ TARGETS: dict[str, Target] = {
                         always=_recipe_in("plain:"), unit_tests=(_REF5 + "test_idesc.py",)),
     "ref_smem_desc": Target(_REF5 + "smem_desc.py", T5, _id_has("a128B", "a64B", "a32B", "transpose_a",
                                                                "probe:smem_base", "K96"), limit=10, spread=True,
-                            unit_tests=(_REF5 + "test_smem_desc.py",)),
+                            always=_high_smem, unit_tests=(_REF5 + "test_smem_desc.py",)),
     "ref_smem_image": Target(_REF5 + "smem_image.py", T5, _recipe_in("exact", "probe:mn_major", "probe:smem_base"),
                              limit=10, spread=True, unit_tests=(_REF5 + "test_smem_image.py",)),
     "ref_tmem_image": Target(_REF5 + "tmem_image.py", T5, _recipe_in("exact", "probe:sf_addr", "feature:ldst",
@@ -188,9 +193,9 @@ def select(t: Target, suite: str) -> list[Case]:
     (``_form``) in turn, the cheapest of each (one CTA, small N) first, up to ``limit``."""
     from mmacts.mutants.engine import _driver
 
-    picked = [c for c in _driver(suite).cases("standard") if t.pick(c)]
-    first = [c for c in picked if t.always and t.always(c)]
-    picked = [c for c in picked if c not in first]
+    every = _driver(suite).cases("standard")
+    first = [c for c in every if t.always and t.always(c)]
+    picked = [c for c in every if t.pick(c) and c not in first]
     if not t.spread:
         return first + picked[: t.limit]
     groups: dict[str, list[Case]] = {}
