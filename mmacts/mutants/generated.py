@@ -159,8 +159,8 @@ TARGETS: dict[str, Target] = {
     # -- the oracle side (reference/): host encoders and the exact GEMM the VM's results are judged against
     "ref_idesc": Target(_REF5 + "idesc.py", T5, _recipe_in("exact", "plain:"), limit=10, spread=True,
                         always=_recipe_in("plain:"), unit_tests=(_REF5 + "test_idesc.py",)),
-    "ref_smem_desc": Target(_REF5 + "smem_desc.py", T5, _id_has("a128B", "a64B", "a32B", "transpose_a",
-                                                               "probe:smem_base", "K96"), limit=10, spread=True,
+    "ref_smem_desc": Target(_REF5 + "smem_desc.py", T5, _id_has("a128B", "a64B", "a32B", "anone", "transpose_a",
+                                                               "probe:smem_base", "K96", "cp"), limit=10, spread=True,
                             always=_high_smem, unit_tests=(_REF5 + "test_smem_desc.py",)),
     "ref_smem_image": Target(_REF5 + "smem_image.py", T5, _recipe_in("exact", "probe:mn_major", "probe:smem_base"),
                              limit=10, spread=True, unit_tests=(_REF5 + "test_smem_image.py",)),
