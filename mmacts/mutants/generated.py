@@ -104,6 +104,10 @@ _MMA_EDGES = ("mxf4nvf4.block16.cg2.dense.M256N64.e2m1xe2m1.ue8m0.sfa0sfb2.st.K9
               "f8f6f4.cg1.dense.M128N64.e4m3xe4m3.dol-ffff0000-00000000-00000003-c0000001.plain:dol")  # write_d's mask
 
 
+_PACKING = ("mxf8f6f4.block32.cg1.dense.M128N40.e4m3xe5m2.ue8m0.sfa0sfb1.cp",  # SF staged through smem
+            "mxf8f6f4.omitted.cg1.dense.M128N64.e2m3xe2m1.ue8m0.sfa2sfb3.st.s14")  # 6- and 4-bit operands
+
+
 def _mma_edges(c: Case) -> bool:
     """The paths of mma.py a spread of forms may miss (found by its generated mutation: killed by unit tests
     only until these cases ran): scale factors of groups 4-7 (K = 96, SF ID 2), A from TMEM, the output-lane
@@ -176,7 +180,8 @@ TARGETS: dict[str, Target] = {
                                                                "probe:smem_base", "K96", "cp"), limit=10, spread=True,
                             always=_high_smem, unit_tests=(_REF5 + "test_smem_desc.py",)),
     "ref_smem_image": Target(_REF5 + "smem_image.py", T5, _recipe_in("exact", "probe:mn_major", "probe:smem_base"),
-                             limit=10, spread=True, unit_tests=(_REF5 + "test_smem_image.py",)),
+                             limit=10, spread=True, always=lambda c: c.case_id in _PACKING,
+                             unit_tests=(_REF5 + "test_smem_image.py",)),
     "ref_tmem_image": Target(_REF5 + "tmem_image.py", T5, _recipe_in("exact", "probe:sf_addr", "feature:ldst",
                                                                      "probe:a_tmem"), limit=10, spread=True,
                              unit_tests=(_REF5 + "test_tmem_image.py",)),
