@@ -446,11 +446,13 @@ def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], ful
 
 # ----------------------------------------------------------------------------------------------- report
 REPORT_COLUMNS = ("target", "module", "listed", "static", "tried", "by suite", "by unit test only", "justified",
-                  "unexplained", "not judged")
+                  "known holes", "unexplained", "not judged")
 """``report``'s columns: the mutants cosmic-ray lists for the module; those only of annotations or a
 signature's bare ``*`` (``is_static``: equivalent, never run; 0 where a full run ran them); those run (all, or
 a seeded sample); killed by a suite case (a case a Blackwell GPU runs); killed only by a unit test beside the
-module (a hole of the suites); survivors with a reason in survivors.yaml; survivors without one (the finding);
+module (a hole of the suites); survivors with a reason in survivors.yaml: equivalent (justified), or a hole no
+case and no unit test reaches yet (a reason starting ``hole:``, saying what would kill it); survivors without
+a reason (the finding);
 mutants not judged (cosmic-ray could not apply the mutation, or the whole check ran past ``--timeout`` on a
 busy machine)."""
 
@@ -462,13 +464,15 @@ def summarize(doc: dict[str, Any], survivors: dict[str, Any]) -> dict[str, Any]:
     res = doc.get("results") or []
     reasons = {k: str((v or {}).get("reason") or "") for k, v in (survivors or {}).items()}
     survived = [r for r in res if r["outcome"] == "survived"]
-    justified = sum(1 for r in survived if reasons.get(_key(r)))
+    explained = [reasons.get(_key(r), "") for r in survived]
+    holes = sum(1 for x in explained if x.startswith("hole:"))
+    justified = sum(1 for x in explained if x and not x.startswith("hole:"))
     killed = [r for r in res if r["outcome"] == "killed"]
     unit = sum(1 for r in killed if r.get("killed_by") == "unit-test")
     return {"target": doc["target"], "module": doc["module"], "listed": doc["mutants_listed"],
             "static": int(doc.get("static", 0)), "tried": len(res),
             "by suite": len(killed) - unit, "by unit test only": unit, "justified": justified,
-            "unexplained": len(survived) - justified,
+            "known holes": holes, "unexplained": len(survived) - justified - holes,
             "not judged": sum(1 for r in res if r["outcome"] not in ("killed", "survived"))}
 
 
@@ -503,7 +507,7 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
     t = totals(rows)
     return (f"generated mutation (cosmic-ray) of {len(rows)} modules: {t['tried']} mutants tried, {t['by suite']} "
             f"killed by a suite case, {t['by unit test only']} by a unit test only, {t['justified']} justified "
-            f"equivalent, {t['unexplained']} unexplained")
+            f"equivalent, {t['known holes']} known holes, {t['unexplained']} unexplained")
 
 
 def unit_only_unnoted(rows: Sequence[dict[str, Any]], out_dir: Path = OUT_DIR) -> list[str]:

@@ -70,13 +70,13 @@ def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
                   GEN._key(_m("survived", line=3)): {"reason": ""}}}
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     (row,) = GEN.report_rows(tmp_path)
-    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 1, 1]
+    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 0, 1, 1]
     assert GEN.report(tmp_path) == 1
     (tmp_path / "unit_only.yaml").write_text("a: host-side validation\n")
-    surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "equivalent: y"
+    surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "hole: no case reaches x"
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     assert GEN.report(tmp_path) == 0
-    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 2 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
+    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 1 | 1 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
 
 
 def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
