@@ -371,8 +371,10 @@ def run_target(cr: str, target: str, *, sample: int = 0, seed: int = 26, timeout
         runnable = [it for it in items if not is_static(it, spans)]
         if only is not None:
             src = (tree / t.module).read_text(encoding="utf-8").splitlines()
-            heads = {k.split(" => ")[0] for k in only}
-            chosen = [it for it in items if _item_key(it, src) in heads]
+            heads = {k.split(" => ")[0] for k in only}  # a survivor key: every mutant of that operator and line
+            exact = {k for k in only if k.startswith("#")}  # a committed result: "#operator#occurrence"
+            chosen = [it for it in items if _item_key(it, src) in heads
+                      or f"#{it['operator_name']}#{it['occurrence']}" in exact]
         else:
             chosen = runnable if not sample else random.Random(seed).sample(runnable, min(sample, len(runnable)))
         if progress:
@@ -553,8 +555,8 @@ def _rerun_keys(target: str, survivors: bool, unit_only: bool) -> set[str] | Non
         return None
     keys = set(load_survivors().get(target) or {}) if survivors else set()
     path = OUT_DIR / f"{target}.json"
-    if unit_only and path.exists():
-        keys |= {_key(r) for r in json.loads(path.read_text(encoding="utf-8"))["results"]
+    if unit_only and path.exists():  # these exactly (the module is unchanged since their run)
+        keys |= {f"#{r['operator']}#{r['occurrence']}" for r in json.loads(path.read_text(encoding="utf-8"))["results"]
                  if r.get("killed_by") == "unit-test"}
     return keys
 
