@@ -155,7 +155,7 @@ TARGETS: dict[str, Target] = {
                         unit_tests=(VM_UNITS, VM_MORE)),
     "cp": Target("mmacts/ptxvm/tcgen05/cp.py", T5, lambda c: c.runtime.get("sf_stage") == "cp"
                  or c.recipe in ("probe:cp_decompress", "probe:sfb_peer_copy", "control:sf_cp_missing"),
-                 limit=10, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
+                 limit=10, spread=True, always=_recipe_in("probe:cp_decompress"), unit_tests=(VM_UNITS, VM_MORE)),
     "smem_operand": Target("mmacts/ptxvm/tcgen05/smem_operand.py", T5,
                            _id_has("a128B", "a64B", "a32B", "transpose_a", "transpose_b", "K96", "probe:mn_major",
                                    "probe:smem_base", "probe:t52", "cp-128x128b-b4x16_p64", "probe:sparse_meta"),
