@@ -171,6 +171,7 @@ TARGETS: dict[str, Target] = {
     "numerics": Target(_WARP + "numerics.py", MS_HV, _anything, limit=10, spread=True,
                        unit_tests=(_WARP + "test_mma_sync.py", _WARP + "test_wgmma.py"), unit_k=_NOT_SWEEPS),
     "warp_formats": Target(_WARP + "formats.py", MS_HV, _anything, limit=10, spread=True,
+                           always=lambda c: c.case_id == "hopper.published.mma_sync.e4m3.f16/H100",  # f16 D
                            unit_tests=(_WARP + "test_formats.py", _WARP + "test_f16_infinities.py")),
     "wgmma": Target(_WARP + "wgmma.py", HV, lambda c: "wgmma" in c.case_id, limit=10, spread=True,
                     unit_tests=(_WARP + "test_wgmma.py", "suites/hopper_validation/test_wgmma_layout.py")),
