@@ -598,6 +598,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     only = _rerun_keys(args.target, args.survivors, args.unit_only)
     n_items, n_static, results = run_target(cr, args.target, sample=args.sample, seed=args.seed, timeout=args.timeout,
                                   only=only)
+    if only is not None:  # a survivor key re-runs every mutant of its operator and line: keep the asked ones
+        results = [r for r in results if _key(r) in only or f"#{r['operator']}#{r['occurrence']}" in only]
     items = range(n_items)
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
     killed = sum(r["outcome"] == "killed" for r in judged)
