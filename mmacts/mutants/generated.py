@@ -24,6 +24,7 @@ and more. For a TARGET module this script
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -336,19 +337,44 @@ def is_static(item: dict[str, Any], spans: tuple[list[Span], list[Span], list[Sp
             and not any(inside(s) for s in dfl))
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc), children first."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                out += [*_descendants(int(child)), int(child)]
+    return out
+
+
+def _stop(proc: subprocess.Popen[str], tree: Path, module: str) -> None:
+    """End a timed-out mutate-and-test with its check (its own session), and restore the module: cosmic-ray
+    puts the original back only when it finishes, so every later mutant would apply on top of this one."""
+    import signal
+
+    for pid in [*_descendants(proc.pid), proc.pid]:  # the check runs in a process group of its own
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    proc.communicate()
+    shutil.copy2(ROOT / module, tree / module)
+
+
 def run_one(cr: str, tree: Path, item: dict[str, Any], target: str, timeout: float) -> dict[str, Any]:
     """Apply one mutation in ``tree``, run the target's check, return its outcome (killed/survived/...)."""
     test = f"{sys.executable} -m mmacts.mutants.generated --check {target}"
     env = dict(os.environ, PYTHONPATH=str(tree))
     t0 = time.perf_counter()
+    proc = subprocess.Popen([cr, "mutate-and-test", item["module_path"], item["operator_name"],
+                             str(item["occurrence"]), test], cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
     try:
-        r = subprocess.run([cr, "mutate-and-test", item["module_path"], item["operator_name"], str(item["occurrence"]),
-                            test], cwd=tree, capture_output=True, text=True, timeout=timeout, env=env)
-        res = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
+        stdout, stderr = proc.communicate(timeout=timeout)
+        res = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
     except subprocess.TimeoutExpired:  # the machine was too slow (a hung case is the check's own timeout)
+        _stop(proc, tree, item["module_path"])
         res = {"test_outcome": "timeout", "output": "timeout"}
     except json.JSONDecodeError:
-        res = {"test_outcome": "incompetent", "output": r.stdout[-400:] + r.stderr[-400:]}
+        res = {"test_outcome": "incompetent", "output": stdout[-400:] + stderr[-400:]}
     out = str(res.get("output", ""))
     by = "suite" if "killed-by: suite" in out else ("unit-test" if "killed-by: unit-test" in out else "")
     return {"operator": item["operator_name"], "occurrence": item["occurrence"], "line": item["start_pos"][0],
