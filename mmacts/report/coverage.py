@@ -120,6 +120,7 @@ def html_sections(df: pd.DataFrame) -> list[str]:
             out += [f"<p>covered by citation only ({len(only)}): "
                     f"{html.escape(' '.join(only['row']))}</p>"]
         out += feature_section(cov)
+        out += generated_section()
     return out
 
 
@@ -142,4 +143,20 @@ def feature_section(cov: Mapping[str, Any] | None) -> list[str]:
     return [f"<p>Per feature: {html.escape(features.summary(cov))}. {meaning}. Columns fail / observed / mutants "
             "count the feature's mutants caught by a failing case, by an observation only, and all of them.</p>",
             f"<details><summary>per feature ({len(table)} features)</summary>"
+            f"{table.to_html(index=False, escape=True, border=0, na_rep='')}</details>"]
+
+
+def generated_section() -> list[str]:
+    """index.html's generated-mutation scores (``mmacts.mutants.generated``, committed ``generated/*.json``):
+    the summary visible, the per-module table folded."""
+    from mmacts.mutants import generated
+
+    rows = generated.report_rows()
+    if not rows:
+        return []
+    table = pd.DataFrame([*rows, generated.totals(rows)], columns=list(generated.REPORT_COLUMNS))
+    return [f"<p>Operator-level mutants per module, {html.escape(generated.summary_line(rows))}. A mutant "
+            "killed only by a unit test is a hole of the suites; a justified one is equivalent "
+            "(mmacts/mutants/generated/survivors.yaml says why).</p>",
+            f"<details><summary>generated mutation per module ({len(rows)} modules)</summary>"
             f"{table.to_html(index=False, escape=True, border=0, na_rep='')}</details>"]

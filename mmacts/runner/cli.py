@@ -575,6 +575,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     cited = sum(1 for r in per_row if per_row[r])
     print(f"# {cited - len(only)} cited rows covered by a failing mutant, {len(only)} by citation only"
           + (f": {' '.join(only)}" if only else ""))
+    from mmacts.mutants import generated  # operator-level mutants per module (its `report` prints the table)
+
+    print(f"# {generated.summary_line(generated.report_rows())}")
     _list_features(doc)
     return 0
 

@@ -126,3 +126,12 @@ def test_mma_k():
     assert mma_k("mxf4nvf4", k96=True) == 96 and mma_k("tf32") == 8
     with pytest.raises(ValueError):
         mma_k("mxf8f6f4", k96=True)
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32, (1 << 32) + 5])
+def test_decode_refuses_a_word_outside_32_bits(word: int) -> None:
+    """The edges of the 32-bit check (the generated mutation ``<`` -> ``<=`` let 2^32 through: the fields
+    of bits 0-31 alone would decode, silently dropping bit 32)."""
+    with pytest.raises(ValueError, match="idesc must be a 32-bit unsigned value"):
+        decode_idesc("mxf8f6f4", word)
+    assert decode_idesc("mxf8f6f4", (1 << 32) - 1)["reserved_bits"] != 0

@@ -426,6 +426,9 @@ def test_sf_atoms_and_descriptor():
     smem = encode_sf_atoms(sf, base_address=0x200)
     assert smem[0x200 + 16 * 5 + 4 * 1 + 2] == sf[32 + 5, 2]
     assert sf_atom_desc(0x200) == 0x0000400800010000 | (0x200 >> 4)
+    # the image is exactly base + MN x K_sf bytes (the atoms tile it: a generated-mutation survivor made it
+    # base + MN ** K_sf, 268 MB), or smem_size when given
+    assert smem.size == 0x200 + 128 * 4 and encode_sf_atoms(sf, smem_size=4096).size == 4096
 
 
 def test_all_combinations_encode_or_reject_cleanly():

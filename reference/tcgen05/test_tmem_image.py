@@ -143,6 +143,11 @@ def test_resolve_scale_vec():
     assert resolve_scale_vec("mxf8f6f4", None) == "1X"
     with pytest.raises(ValueError):
         resolve_scale_vec("mxf4nvf4", None)
+    # the explicit spellings pass through, and K = 96 refuses them (a generated-mutation survivor inverted that)
+    assert [resolve_scale_vec("mxf4nvf4", f"scale_vec::{q}") for q in ("2X", "4X")] == ["2X", "4X"]
+    assert resolve_scale_vec("mxf8f6f4", ".scale_vec::1X") == "1X"
+    with pytest.raises(ValueError, match="K=96 uses .block16/.block32"):
+        resolve_scale_vec("mxf4", "scale_vec::2X", k96=True)
 
 
 # --- A in TMEM --------------------------------------------------------------------------------------

@@ -427,6 +427,11 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # B above 128 KiB of shared memory: the descriptor's start address (address >> 4, bits 0-13) needs its top
+    # bit; every other case's operands sit below 32 KiB (the generated mutation of the VM's descriptor decoder
+    # found a field width one short that no case could see)
+    yield make_case(S, "mxf8f6f4", None, n=64, atype="e4m3", btype="e4m3", b_base_shift=128 * 1024,
+                    extra_rows=("T40.1",))
     # the UE4M3 NaN scale 0x7F by design (one CTA and a pair, st and cp staging)
     yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", n=64, sf_nan_7f=True, recipe="probe:ue4m3_nan_scale")
     yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=128, stype="ue4m3", sf_nan_7f=True, sf_stage="cp",
