@@ -318,6 +318,11 @@ class Machine:
             if src.base != "tcgen05" and mask[act].any():
                 raise VmHazard(f"register {name} read before {src.base}'s wait completed the operation at "
                                f"{src.where()}")
+            if src.base == "tcgen05":
+                # the read waits for the load's value, so this register of these threads has been read from
+                # Tensor Memory: a later dealloc need not wait for it (reading register-read-completes of
+                # AMB-TCGEN05-LD-NO-WAIT-DEALLOC, the one CUTLASS's SM100 epilogue relies on)
+                self.clear_pending([name], act)
         try:
             reg = self.regs[name]
         except KeyError:

@@ -406,3 +406,27 @@ def test_ws_mma_layouts_mask_shift_and_b_collector(m: int) -> None:
         execute_mma_plain(kind="i8", cta_group=1, tmems=[tm], smems=[smem], d_taddr=0, a=ad, b_desc=bd,
                           idesc=idesc, enable_input_d=True, ws=True, collectors=coll,
                           collector_usage="collector::b1::use")
+
+
+# ------------------------------------------------------------------ tcgen05.ld completion before dealloc
+_LD8 = "  tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r20, %r21, %r22, %r23, %r24, %r25, %r26, %r27}, [%r14];\n"
+_STORE = ("  mul.wide.u32 %rd4, %r0, 32;\n  add.u64 %rd5, %rd1, %rd4;\n"
+          "  st.global.v4.u32 [%rd5], {%r20, %r21, %r22, %r23};\n")
+
+
+@pytest.mark.parametrize("body, hazard", [
+    (_LD8 + _STORE + "  st.global.v4.u32 [%rd5+16], {%r24, %r25, %r26, %r27};\n", False),
+    (_LD8 + _STORE, True),
+    (_LD8, True),
+    (_LD8 + "  tcgen05.wait::ld.sync.aligned;\n", False),
+])
+def test_dealloc_after_a_tcgen05_ld_whose_registers_were_read(body: str, hazard: bool) -> None:
+    """AMB-TCGEN05-LD-NO-WAIT-DEALLOC, reading register-read-completes (CUTLASS's SM100 epilogue): a destination
+    register read by its thread (a true register dependency, 9.7.16.6.4.5) has been loaded, so a later dealloc
+    needs no tcgen05.wait::ld for it; a register neither read nor waited for still makes dealloc a hazard.
+    Planted: without the read clearing the pending register, the first case fails with the hazard."""
+    res, _ = _run(_kernel(body), np.zeros(64, dtype=np.uint32))
+    if hazard:
+        assert res.status == "error" and "tcgen05.dealloc while the tcgen05.ld" in res.message, res.message
+    else:
+        assert res.status == "ok", res.message
