@@ -23,7 +23,8 @@ the floors below, never from a floor above. What is counted, over every non-test
   on a local name bound to ``x.form`` / ``x.runtime``, outside :data:`SERIALISATION` (where the fields are
   written and read back as data).
 
-Imports made with ``importlib`` (the runner's suite discovery, the CLI's delegated subcommands) are not
+Imports under ``if TYPE_CHECKING:`` are not counted (they run nothing: a type checker reads them). Imports
+made with ``importlib`` (the runner's suite discovery, the CLI's delegated subcommands) are not
 imports here: they name a module by a string on purpose, so that the lower floor does not depend on it.
 """
 
@@ -49,8 +50,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ptx", ("mmacts.ptx",)),
     ("toolchain", ("mmacts.toolchain",)),
     ("vm", ("mmacts.ptxvm",)),
-    ("backends", ("mmacts.backends",)),
     ("compare", ("mmacts.compare",)),
+    ("backends", ("mmacts.backends",)),
     ("suites", ("suites",)),
     ("report", ("mmacts.report", "mmacts.db")),
     ("runner", ("mmacts.runner",)),
@@ -60,8 +61,9 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 contract, the result record, suite discovery, the spec catalog as data) and, beside it, the oracle
 ``reference/`` (it imports nothing of the side under test; ``mmacts/ptxvm/test_independence.py`` keeps the VM
 from reaching back into it). ``register``: the ambiguity register, the spec's open questions that cases assume.
-Then PTX generation, the toolchain, the VM (the model backend's engine), the generic backends, comparison, the
-suites (each one a client of the floors below, loaded by name), reports and the results store, the runner
+Then PTX generation, the toolchain, the VM (the model backend's engine), comparison (a function of what came
+back and what the contract's ``Expectation`` wants: it needs no backend, and the executor calls it), the generic
+backends, the suites (each one a client of the floors below, loaded by name), reports and the results store, the runner
 and its CLI, and on top the validation tools that use everything: mutation runs and the VM's silicon checks."""
 
 LONG_FUNCTION = 100
@@ -128,6 +130,15 @@ def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Under ``if TYPE_CHECKING:``: read by a type checker, never run."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
 def _named(node: ast.Import | ast.ImportFrom, module: str, is_package: bool, files: dict[str, Path]) -> list[str]:
     """The project modules one import statement names (``from pkg import mod`` names ``pkg.mod``)."""
     if isinstance(node, ast.Import):
@@ -144,7 +155,7 @@ def imports_of(module: str, path: Path, files: dict[str, Path]) -> Iterator[Impo
     tree = ast.parse(path.read_text(encoding="utf-8"))
     parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(tree):
-        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
             continue
         targets = {_resolve(t, files) for t in _named(node, module, path.name == "__init__.py", files)
                    if t.split(".")[0] in TOPS}

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends.cuda_errors import is_sticky_cuda_error
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -214,8 +216,6 @@ class Runtime:
 
     def _error(self, message: str, exc: BaseException) -> LaunchOutcome:
         """An error outcome; a sticky CUDA error also poisons the runtime, so the worker is replaced."""
-        from mmacts.runner.faults import is_sticky_cuda_error
-
         if is_sticky_cuda_error(exc):
             self.poisoned = message
         return LaunchOutcome("error", None, message)

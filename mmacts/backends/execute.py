@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmacts.backends import BACKENDS, gpu
-from mmacts.backends.driver import Driver, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.compare.compare import compare
-from mmacts.report.records import empty_record
+from mmacts.core.driver import Driver, LaunchResult
+from mmacts.core.records import empty_record
 
 
 def assumes_of(case: Case) -> tuple[str, ...]:

@@ -61,7 +61,7 @@ def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pyt
     import numpy as np
 
     from mmacts.backends import cuda_runtime
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     launches: list[int] = []
 
@@ -100,7 +100,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
     import numpy as np
 
     from mmacts.backends import cuda_runtime
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     want = np.arange(4, dtype=np.float32)
 
@@ -129,7 +129,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
 def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     class Observing(MixedDriver):
         def make_inputs(self, case: Case) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 
 TRIVIAL_PTX = """.version 8.0
 .target sm_90

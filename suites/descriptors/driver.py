@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx.compile_forms import build_module, instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target
 from suites.descriptors import checks as C
@@ -74,7 +74,7 @@ def _case(chk: C.Check) -> Case:
 
 
 class DescriptorsDriver:
-    """Implements ``mmacts.backends.driver.Driver`` for the descriptor known-answer checks."""
+    """Implements ``mmacts.core.driver.Driver`` for the descriptor known-answer checks."""
 
     suite = SUITE
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmacts.backends.driver import Driver
 from mmacts.compare.compare import compare
+from mmacts.core.driver import Driver
 from suites.descriptors import checks as C
 from suites.descriptors import spec_readings as R
 from suites.descriptors.driver import DRIVER, NO_KERNEL, carrier_form

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import mma_sync_kernels as kern
 from reference.mma_sync import fragments as fr
 from reference.mma_sync.model import exact_rne_f32
@@ -270,7 +270,7 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ driver
 
 class HopperDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for the Hopper validation suite."""
+    """Implements :class:`mmacts.core.driver.Driver` for the Hopper validation suite."""
 
     suite = SUITE
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import instructions as ins
 from mmacts.ptx import mma_sync_kernels as kern
 from reference.mma_sync import fragments as fr
@@ -134,7 +134,7 @@ def _sel(case: Case) -> sc.Selectors:
 
 
 class BlockScaleDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for mma.sync block_scale."""
+    """Implements :class:`mmacts.core.driver.Driver` for mma.sync block_scale."""
 
     suite = SUITE
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 
 SUITE = "peers"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from suites.probes import blockscale_paths as P
 from suites.probes.blockscale_probes import bs_probe, vectors
 from suites.probes.blockscale_recover import classify, marginal_answer, probes_for, recover_bs

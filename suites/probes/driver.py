@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
 from suites.probes.models import PATH_MODELS, reference_evaluator
@@ -82,7 +82,7 @@ GPU_PATHS = ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a")
 
 
 class ProbesDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for the numeric probes."""
+    """Implements :class:`mmacts.core.driver.Driver` for the numeric probes."""
 
     suite = SUITE
 

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from mmacts.backends.driver import Driver
+from mmacts.core.driver import Driver
 from suites.probes.catalog import PROBES
 from suites.probes.driver import DRIVER, INSTRUCTIONS, case_id
 from suites.probes.hardware import mma_sync_operands, wgmma_operands

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
@@ -49,7 +49,7 @@ def device_reason(cc: tuple[int, int], arch: str) -> str | None:
 
 
 class Tcgen05BlockScaleDriver:
-    """Implements ``mmacts.backends.driver.Driver`` for tcgen05.mma block scaling."""
+    """Implements ``mmacts.core.driver.Driver`` for tcgen05.mma block scaling."""
 
     suite = C.SUITE
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import tcgen05_feature_kernels as FK
 from reference.tcgen05 import tmem_image as TI
 

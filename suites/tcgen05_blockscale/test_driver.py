@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mmacts.backends.driver import Driver
+from mmacts.core.driver import Driver
 from mmacts.spec import catalog
 from mmacts.spec import queries as Q
 from suites.tcgen05_blockscale import cases as C

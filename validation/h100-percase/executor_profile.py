@@ -18,9 +18,9 @@ import time
 from collections import defaultdict
 
 from mmacts.backends import cuda_runtime, execute, gpu
-from mmacts.backends.driver import LaunchResult
 from mmacts.compare.answer_cache import AnswerCache
-from mmacts.runner.suites import load_driver
+from mmacts.core.driver import LaunchResult
+from mmacts.core.suites import load_driver
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The contract between a suite and the generic backends.
+"""The contract between a suite and the generic backends (the ground floor: :mod:`mmacts.core`).
 
 A suite knows its instruction: how to enumerate cases, how to build the kernel
 module for a form, how to make inputs, what the answer must be, and how the
