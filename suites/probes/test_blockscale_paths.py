@@ -11,9 +11,10 @@ import pytest
 
 from suites.probes import blockscale_driver as BD
 from suites.probes import blockscale_paths as P
+from suites.probes.blockscale_model import exact_value
 from suites.probes.blockscale_probes import BS_PROBES, vectors
 from suites.probes.blockscale_recover import probes_for
-from suites.probes.blockscale_vectors import FORMS, bsvec, exact_value, stack_bs
+from suites.probes.blockscale_vectors import FORMS, bsvec, stack_bs
 from suites.probes.recover import to_bits
 
 

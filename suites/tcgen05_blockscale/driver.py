@@ -24,6 +24,7 @@ from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
 from suites.tcgen05_blockscale import features as FT
 from suites.tcgen05_blockscale import plain as PL
+from suites.tcgen05_blockscale.probes import PROBES
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
@@ -79,7 +80,7 @@ class Tcgen05BlockScaleDriver:
             return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
         if "raw_codes" in inputs.extra:
             return Expectation(want=B.expected_raw_cells(inputs), mode="observe",
-                               note=f"PROBE {case.recipe.split(':', 1)[1]}: {C.PROBES['cp_decompress']}. 'want' "
+                               note=f"PROBE {case.recipe.split(':', 1)[1]}: {PROBES['cp_decompress']}. 'want' "
                                     "is the FP4 [5:2] / FP6 [6:1] container reading; the raw cells are the observation")
         flags = dict(negate_a=bool(rt.get("negate_a")), negate_b=bool(rt.get("negate_b")))
         if B.is_random(case):
@@ -100,7 +101,7 @@ class Tcgen05BlockScaleDriver:
             what = ("the product of A and B as the reference's descriptor walk reads the images"
                     if name == "smem_base_offset" else "the logical answer")
             return Expectation(want=want, mode="observe",
-                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is {what}; "
+                               note=f"PROBE {name}: {PROBES.get(name, '')}. 'want' is {what}; "
                                     "a mismatch pattern is the observation")
         return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
 

@@ -14,6 +14,7 @@ from mmacts.spec import catalog
 from mmacts.spec import queries as Q
 from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale.driver import DRIVER, device_reason
+from suites.tcgen05_blockscale.probes import PROBES
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ def test_field_values_are_covered(standard) -> None:
     assert {c.runtime["sf_stage"] for c in standard} == {"st", "cp"}
     assert any(c.form["a_tmem"] for c in standard) and any(c.form["sparse"] for c in standard)
     assert {c.runtime.get("swizzle_a", "128B") for c in standard} >= {"none", "32B", "64B", "128B"}
-    assert {c.recipe for c in every if C.is_probe(c)} == {f"probe:{p}" for p in C.PROBES}
+    assert {c.recipe for c in every if C.is_probe(c)} == {f"probe:{p}" for p in PROBES}
 
 
 def test_non_blackwell_skips_with_reason() -> None:
