@@ -75,7 +75,7 @@ def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pyt
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(np.zeros(1, np.float32))
 
-        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+        def launch(self, cases: list, inputs: list, module: object) -> list:
             launches.append(len(cases))
             return [LaunchResult(None, "timeout", extra={"status_word": 2}) for _ in cases]
 
@@ -114,7 +114,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(want, note="exact data")
 
-        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+        def launch(self, cases: list, inputs: list, module: object) -> list:
             out = want.copy() if got == "want" else None
             return [LaunchResult(out, "error", extra={"message": "CUDA_ERROR_ILLEGAL_ADDRESS"}) for _ in cases]
 
@@ -138,7 +138,7 @@ def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypa
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(np.ones(2, np.float32), mode="observe:model:some_hypothesis", note="PROBE x")
 
-        def run_model(self, case: Case, inputs: None) -> LaunchResult:
+        def run_record_model(self, case: Case, inputs: None) -> LaunchResult:
             return LaunchResult(np.ones(2, np.float32))
 
     ex = Executor(backend="model")

@@ -177,10 +177,10 @@ class BlockScaleDriver:
         """Every case's kernel runs on the PTX VM (``--backend model``)."""
         return None
 
-    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         return LaunchResult(fr.decode_f32(execute(_form(case), inputs["regs"])))
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from mmacts.backends import cuda_runtime as cr
 
         mod = cr.as_module(module)

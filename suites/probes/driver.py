@@ -149,17 +149,17 @@ class ProbesDriver:
             return {"tcgen05_arithmetic": planted, "mma_sync_model": planted}
         return {}
 
-    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         if BS.is_blockscale(case):
-            return BS.run_model(case, inputs)
+            return BS.run_record_model(case, inputs)
         ev = reference_evaluator(PATH_MODELS[case.form["path"]])
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from suites.probes.hardware import evaluate_on_gpu
 
         if BS.is_blockscale(cases[0]):
-            return BS.run_cuda(cases, inputs, module)
+            return BS.launch(cases, inputs, module)
         path = cases[0].form["path"]
         if path not in GPU_PATHS:
             return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})

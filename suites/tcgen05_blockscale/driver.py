@@ -114,14 +114,14 @@ class Tcgen05BlockScaleDriver:
         against it), exact float64 accumulation for exact-by-construction data."""
         return {"tcgen05_arithmetic": C.numeric_model_of(case) if B.is_random(case) else "float64"}
 
-    def run_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
         hyp = machine.Hypotheses(arithmetic=C.numeric_model_of(case) if B.is_random(case) else "float64")
         dumps = machine.run(_form(case), inputs.programs, hyp)
         got = B.decode_output(inputs, dumps)
         return LaunchResult(got=got, extra={"backend": "model", "hypotheses":
                                             f"{hyp.sf_lane_rule}, {hyp.sparse_meta}, {hyp.arithmetic}"})
 
-    def run_cuda(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
         """Launch every runnable case of one form in one grid (one CTA / CTA pair per case)."""
         from mmacts.backends import cuda_runtime as CR
 
