@@ -57,6 +57,8 @@ class Kernel:
     shared: str = ""
     """Module-scope declarations (``.shared`` variables) placed before the entry."""
     group: str = "core"
+    cluster: tuple[int, int, int] = (1, 1, 1)
+    """Cluster shape (``.reqnctapercluster``); (1, 1, 1) launches without a cluster directive."""
 
     @property
     def threads(self) -> int:
@@ -98,6 +100,7 @@ def module_ptx(k: Kernel) -> str:
                      for ln in k.body.strip().splitlines())
     doc = "\n".join("// " + ln if ln else "//" for ln in k.doc.strip().splitlines())
     shared = ("\n" + k.shared.strip() + "\n") if k.shared.strip() else ""
+    cluster = f"\n.reqnctapercluster {k.cluster[0]}, {k.cluster[1]}, {k.cluster[2]}" if k.cluster != (1, 1, 1) else ""
     return f"""//
 // mmacts PTX-semantics corpus kernel `{k.name}` ({k.group})
 {doc}
@@ -110,7 +113,7 @@ def module_ptx(k: Kernel) -> str:
     .param .u64 p_in,
     .param .u64 p_out,
     .param .u32 p_n
-)
+){cluster}
 {{
     .reg .pred %gq;
     .reg .b32 %gtx, %gty, %gtz, %gnx, %gny, %gnz, %gcx, %gcy, %gcz, %gncx, %gncy, %gt, %gbs, %gb, %gid, %gn;

@@ -1,6 +1,7 @@
 """Make and store silicon records (issue 12: differential validation of the PTX VM against silicon).
 
     python -m mmacts.validation.corpus.record build BUILD [--level full]       # here: PTX, cubins, inputs
+    python -m mmacts.validation.corpus.record build BUILD --group cluster      # the cluster kernels alone
     PYTHONPATH=$PWD python3 mmacts/validation/corpus/device_run.py BUILD OUT    # on the GPU
     python -m mmacts.validation.corpus.record store BUILD OUT DEST              # here: validation/silicon/DEST
 
@@ -22,15 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
-from mmacts.validation.corpus.kernels import corpus
+from mmacts.validation.corpus.cluster_kernels import cluster_corpus
+from mmacts.validation.corpus.kernels import Kernel, corpus
 
 
-def build_corpus(path: Path) -> None:
+def build_corpus(path: Path, kernels: list[Kernel] | None = None) -> None:
     from mmacts.toolchain.assemble import assemble
 
     path.mkdir(parents=True, exist_ok=True)
     entries, inputs = [], {}
-    for k in corpus():
+    for k in corpus() if kernels is None else kernels:
         ptx = k.ptx()
         res = assemble(ptx, "sm_90a")
         if not res.ok:
@@ -39,7 +41,8 @@ def build_corpus(path: Path) -> None:
         (path / f"{k.name}.cubin").write_bytes(res.cubin)
         inputs[k.name] = k.inputs()
         entries.append({"name": k.name, "entry": k.name, "grid": list(k.grid), "block": list(k.block),
-                        "threads": k.threads, "n": k.n, "n_in": k.n_in, "n_out": k.n_out, "group": k.group,
+                        "threads": k.threads, "n": k.n, "cluster": list(k.cluster), "n_in": k.n_in, "n_out": k.n_out,
+                        "group": k.group,
                         "seed": k.seed, "doc": k.doc.strip(), "ptxas_version": res.ptxas_version})
     np.savez_compressed(path / "inputs.npz", **inputs)
     (path / "manifest.json").write_text(json.dumps({"kernels": entries}, indent=1))
@@ -83,9 +86,18 @@ def build_hopper(path: Path, level: str) -> None:
     print(f"hopper: {len(manifest)} modules, {sum(len(m['cases']) for m in manifest)} cases -> {path}")
 
 
-def build(path: str, level: str) -> None:
-    build_corpus(Path(path) / "corpus")
-    build_hopper(Path(path) / "hopper", level)
+def build(path: str, level: str, group: str | None = None) -> None:
+    """The whole corpus and the hopper_validation launches; with ``group="cluster"`` only the cluster kernels
+    (recorded apart, so older records stay what they were) and no hopper launches."""
+    if group is None:
+        build_corpus(Path(path) / "corpus")
+        build_hopper(Path(path) / "hopper", level)
+        return
+    if group != "cluster":
+        raise SystemExit(f"unknown corpus group {group!r} (known: cluster)")
+    build_corpus(Path(path) / "corpus", cluster_corpus())
+    (Path(path) / "hopper").mkdir(parents=True, exist_ok=True)
+    (Path(path) / "hopper" / "manifest.json").write_text(json.dumps({"level": "none", "modules": []}))
 
 
 def git_sha() -> str:
@@ -153,7 +165,8 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict | None = Non
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "build":
-        build(sys.argv[2], sys.argv[sys.argv.index("--level") + 1] if "--level" in sys.argv else "full")
+        build(sys.argv[2], sys.argv[sys.argv.index("--level") + 1] if "--level" in sys.argv else "full",
+              sys.argv[sys.argv.index("--group") + 1] if "--group" in sys.argv else None)
     elif cmd == "store":
         extra = json.loads(os.environ.get("MMACTS_RECORD_META", "{}"))
         store(sys.argv[2], sys.argv[3], sys.argv[4], extra)

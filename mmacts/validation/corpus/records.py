@@ -113,6 +113,17 @@ def hopper_level(record: Path) -> str:
     return json.loads((record / "hopper" / "manifest.json").read_text())["level"]
 
 
+def has_hopper(record: Path) -> bool:
+    """Whether the record holds hopper_validation launches (a ``--group cluster`` record holds none)."""
+    return hopper_level(record) != "none"
+
+
+def corpus_group(record: Path) -> str:
+    """``cluster`` for a record of the cluster kernels alone, else ``core`` (the whole corpus)."""
+    man = json.loads((record / "corpus" / "manifest.json").read_text())
+    return "cluster" if man["kernels"] and all(k["group"] == "cluster" for k in man["kernels"]) else "core"
+
+
 def regenerate_hopper_inputs(record: Path) -> dict[str, list[dict[str, Any]]]:
     """Today's driver code's launches for the record's level, by module name (what ``build`` records):
     ``{module: [{"entry", "grid", "block", "shared_mem", "args": [(kind, array)]}]}``."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mmacts.validation.corpus import records as R
+from mmacts.validation.corpus.cluster_kernels import cluster_corpus
 from mmacts.validation.corpus.kernels import by_name, corpus
 
 RECORDS = R.record_dirs()
@@ -29,7 +30,8 @@ def test_every_kernel_assembles() -> None:
     from mmacts.toolchain.locate import ToolchainMissing
 
     try:
-        bad = {k.name: r.first_error_line for k in corpus() if not (r := assemble(k.ptx(), "sm_90a")).ok}
+        bad = {k.name: r.first_error_line for k in [*corpus(), *cluster_corpus()]
+               if not (r := assemble(k.ptx(), "sm_90a")).ok}
     except ToolchainMissing as exc:
         pytest.skip(str(exc))
     assert not bad, bad
@@ -42,7 +44,7 @@ def test_a_record_exists() -> None:
 @pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
 def test_record_matches_the_generator(record) -> None:
     """The recorded PTX and inputs are today's generator's; a generator change needs a re-record."""
-    gen = by_name()
+    gen = by_name() if R.corpus_group(record) == "core" else {k.name: k for k in cluster_corpus()}
     man = json.loads((record / "corpus" / "manifest.json").read_text())
     assert [k["name"] for k in man["kernels"]] == list(gen), "corpus kernels changed: re-record on a GPU"
     for rec in R.corpus_records(record):
@@ -57,7 +59,11 @@ def _u32(x: np.ndarray) -> np.ndarray:
     return (x & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+CORE = [d for d in RECORDS if R.corpus_group(d) == "core"]
+CLUSTER = [d for d in RECORDS if R.corpus_group(d) == "cluster"]
+
+
+@pytest.mark.parametrize("record", CORE, ids=lambda p: p.name)
 def test_silicon_spot_checks(record) -> None:
     """A few outputs checked against numpy: the slot layout, the 0xFF fill and the launch shape are right."""
     recs = {r.name: r for r in R.corpus_records(record)}
@@ -94,7 +100,44 @@ def test_silicon_spot_checks(record) -> None:
     assert np.array_equal(_u32(r.silicon[:r.n, 2])[ok], m[:r.n].view(np.uint32)[ok])
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("record", CLUSTER, ids=lambda p: p.name)
+def test_cluster_silicon_spot_checks(record) -> None:
+    """What the cluster record shows, checked against numpy: the rank sits at bit 24 of a shared address, a
+    peer's address differs from one's own by the ranks' xor there, every CTA of a multicast received every
+    rank's box, every remote-arrive wait completed."""
+    recs = {r.name: r for r in R.corpus_records(record)}
+    for name, cx in (("dsmem_c2", 2), ("dsmem_c4", 4), ("dsmem_c2x2", 4)):
+        out = recs[name].silicon
+        rank = _u32(out[:, 0])
+        assert np.array_equal(_u32(out[:, 0] >> np.uint64(32)), np.full(len(out), cx, np.uint32))
+        assert np.array_equal(_u32(out[:, 5] >> np.uint64(32)), rank), f"{name}: rank bits of a shared address"
+        assert np.all(_u32(out[:, 5]) & np.uint32(0xFFFFFF) == 0) and np.all(_u32(out[:, 5]) != 0)
+        peer = _u32(out[:, 5]) >> np.uint32(24) ^ rank
+        assert np.all((peer != rank) & (peer < cx)), f"{name}: a thread reads another CTA of its cluster"
+        assert np.array_equal(out[:, 8], recs[name].inputs[:, 0]), f"{name}: ld.shared::cluster of one's own slot"
+        assert np.all(_u32(out[:, 10] >> np.uint64(32)) == 0b10101), f"{name}: isspacep answers"
+        cluster_id = out[:, 1]  # (%clusterid.x, %cluster_ctaid.x) | (%clusterid.y in slot 3's upper word)
+        key = (cluster_id & np.uint64(0xFFFFFFFF)) + (out[:, 3] >> np.uint64(32)) * np.uint64(1000)
+        sel = _u32(recs[name].inputs[:, 1]).astype(np.uint64) & np.uint64(0xFFFF)
+        counter = _u32(out[:, 10])
+        for k in np.unique(key):
+            mine = key == k
+            assert np.all(counter[mine & (rank == 0)] == np.uint32(sel[mine].sum() & 0xFFFFFFFF)), f"{name}: atom"
+            assert np.all(counter[mine & (rank == cx - 1)] == cx * 64), f"{name}: red.add count on the last rank"
+    for name in ("mbarrier_remote_c2", "mbarrier_remote_c4"):
+        assert np.all(_u32(recs[name].silicon[:, 0]) == 0b101010), name
+    for name, cx in (("tma_multicast_c2", 2), ("tma_multicast_c4", 4)):
+        r = recs[name]
+        assert np.all(r.silicon[:, 8] == 1), f"{name}: every mbarrier wait completed"
+        for t in range(r.silicon.shape[0]):
+            cl, gt = t // 64 // cx, t % 64
+            buf = r.inputs[cl * cx * 32:(cl + 1) * cx * 32].reshape(-1)
+            off = (gt * 32 + cx * 512) % (cx * 1024) // 8
+            assert np.array_equal(r.silicon[t, :4], buf[gt * 4:gt * 4 + 4]), f"{name} thread {t}"
+            assert np.array_equal(r.silicon[t, 4:8], buf[off:off + 4]), f"{name} thread {t}"
+
+
+@pytest.mark.parametrize("record", [d for d in RECORDS if R.has_hopper(d)], ids=lambda p: p.name)
 def test_hopper_silicon_outputs_pass_the_suite(record) -> None:
     """The recorded silicon outputs, replayed through the driver's real launch, pass as on the GPU."""
     from mmacts.backends.cuda_runtime import RecordingModule

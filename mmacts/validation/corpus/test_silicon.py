@@ -17,7 +17,10 @@ CORPUS = [r for d in RECORDS for r in R.corpus_records(d)]
 HOPPER = [la for d in RECORDS for la in R.hopper_launches(d)]
 
 
-NOT_YET: dict[str, str] = {}
+_CLUSTER = "shared::cluster addresses, mapa, remote mbarrier arrives and TMA multicast (issue 23)"
+NOT_YET: dict[str, str] = {name: _CLUSTER for name in (
+    "dsmem_c2", "dsmem_c4", "dsmem_c2x2", "mbarrier_remote_c2", "mbarrier_remote_c4", "tma_multicast_c2",
+    "tma_multicast_c4")}
 """Corpus kernels the VM does not match yet (strict: one that starts matching must leave this list)."""
 
 
@@ -43,7 +46,7 @@ def test_corpus_kernel_on_vm_matches_silicon(rec: R.CorpusRecord) -> None:
     assert not msg, msg
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("record", [d for d in RECORDS if R.has_hopper(d)], ids=lambda p: p.name)
 def test_hopper_inputs_are_todays(record) -> None:
     """The recorded hopper_validation launches are what today's driver code makes (DRIVER.make_inputs)."""
     today = R.regenerate_hopper_inputs(record)
