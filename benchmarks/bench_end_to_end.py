@@ -169,7 +169,7 @@ def run_mmacts(label: str, argv: list[str], cache: Path, out: Path, timeout_s: f
     counts = {str(k): int(v) for k, v in run.get("counts", {}).items()}
     fig = Figure(label, wall, sum(counts.values()), counts, peak_kb / 1024, True,
                  phases=_phases(_read_marks(marks_file), t0, t1), cpu_s=cpu_s)
-    from mmacts.report.records import read_jsonl
+    from mmacts.core.records import read_jsonl
 
     for rec in read_jsonl(run_dir / "results.jsonl"):
         if rec.get("kernel_us") is not None:
@@ -247,7 +247,7 @@ def show_split(f: Figure, one: Figure | None, repeat: int = 1,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mmacts.runner.suites import suite_names
+    from mmacts.core.suites import suite_names
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--level", default="standard")

@@ -2,7 +2,7 @@
 
 Issue 4 target: >= 50 cases/s and peak memory < 2 GiB for the ``standard`` level (M=256, N=256,
 K=128 cases included). What is timed is the model backend's per-case work, in process:
-``make_inputs`` (exact-by-construction data + every encoder), ``run_model`` (the executable
+``make_inputs`` (exact-by-construction data + every encoder), ``run_record_model`` (the executable
 spec model from the encoded bytes), ``expected`` (the exact reference on the logical matrices)
 and the comparison. Not timed: enumerating the cases (one catalog load) and ptxas, which the
 model backend runs once per kernel form and caches (``bench_compile.py`` measures that).
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in cases:
         t = time.perf_counter()
         inp = DRIVER.make_inputs(c)
-        res = DRIVER.run_model(c, inp)
+        res = DRIVER.run_record_model(c, inp)
         exp = DRIVER.expected(c, inp)
         statuses[compare(res.got, exp).status] += 1
         k = int(inp.extra["kmma"]) * int(inp.extra["nmma"])

@@ -2,7 +2,7 @@
 
 What is timed: the ``model`` backend's execution of every case of the suite at ``--level``, in
 process, exactly as ``mmacts run --backend model`` executes it (``Executor.execute``: inputs, the
-batched VM launch of the driver's own ``run_cuda``, decoding, comparison). The VM figures come from
+batched VM launch of the driver's own ``launch``, decoding, comparison). The VM figures come from
 every launch's :class:`~mmacts.ptxvm.runtime.VmOutcome`: ``steps`` (scheduler steps: one
 instruction executed by the threads standing at it) and ``thread_instructions`` (instructions summed
 over the threads that executed them; a thread whose guard predicate is false does not count), over

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = pd.read_parquet(res).to_dict("records")
     else:
-        from mmacts.report.records import read_jsonl
+        from mmacts.core.records import read_jsonl
 
         rows = list(read_jsonl(res))
     meta_path = Path(a.meta) if a.meta else res.parent / "run.json"

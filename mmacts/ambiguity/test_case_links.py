@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mmacts.ambiguity import load_register
-from mmacts.runner.suites import load_driver, suite_names
+from mmacts.core.suites import load_driver, suite_names
 
 
 @pytest.mark.parametrize("suite", suite_names())

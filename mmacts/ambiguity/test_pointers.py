@@ -140,7 +140,7 @@ def test_reference_formats_open_questions_are_register_questions():
 
 # ------------------------------------------------------------------------------------- decided_by
 def _full_case_ids() -> tuple[str, ...]:
-    from mmacts.runner.suites import load_driver, suite_names
+    from mmacts.core.suites import load_driver, suite_names
 
     return tuple(c.case_id for s in suite_names() for c in load_driver(s).cases("full"))
 

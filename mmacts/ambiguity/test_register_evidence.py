@@ -28,7 +28,7 @@ _BROAD_LEGACY = {"AMB-SCALEVEC-TARGETS", "AMB-FP4-HOLDER-BITS", "AMB-MMASYNC-SF-
 
 @functools.cache
 def _case_ids() -> tuple[str, ...]:
-    from mmacts.runner.suites import load_driver, suite_names
+    from mmacts.core.suites import load_driver, suite_names
 
     return tuple(c.case_id for s in suite_names() for c in load_driver(s).cases("full"))
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends.cuda_errors import is_sticky_cuda_error
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -214,8 +216,6 @@ class Runtime:
 
     def _error(self, message: str, exc: BaseException) -> LaunchOutcome:
         """An error outcome; a sticky CUDA error also poisons the runtime, so the worker is replaced."""
-        from mmacts.runner.faults import is_sticky_cuda_error
-
         if is_sticky_cuda_error(exc):
             self.poisoned = message
         return LaunchOutcome("error", None, message)
@@ -266,7 +266,7 @@ def runtime(device: int = 0) -> Runtime:
 
 @dataclass
 class LoadedModule:
-    """A loaded module bound to the process runtime: what ``Driver.run_cuda`` receives."""
+    """A loaded module bound to the process runtime: what ``Driver.launch`` receives."""
 
     rt: Runtime
     raw: Any
@@ -299,7 +299,7 @@ def as_module(module: Any) -> LoadedModule:
 # Launch bundles: record the launches a driver makes on a machine without a GPU, execute them
 # elsewhere with nothing but numpy + CuPy, and replay the outputs through the same driver code.
 # Why: the GPU machines lack most of the package's dependencies and GPU time is scarce; the
-# bundle keeps the device-side code tiny and lets the host run the real ``run_cuda`` twice.
+# bundle keeps the device-side code tiny and lets the host run the real ``launch`` twice.
 
 
 class _RecRuntime:

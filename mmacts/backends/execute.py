@@ -7,7 +7,7 @@ everywhere:
   A compile-only suite (toolchain conformance) always runs here.
 - ``model``: generate and assemble as above (so the pipeline is the same), then run the
   *same* module text and launch the ``cuda`` backend would on the PTX virtual machine
-  (``mmacts.ptxvm``): the driver's own ``run_cuda`` launches on a ``VmModule``, so the
+  (``mmacts.ptxvm``): the driver's own ``launch`` launches on a ``VmModule``, so the
   kernel's instructions, parameters, buffers and host-side decoding are exercised. A suite
   with no kernel to execute (``vm_reason`` says why) falls back to its record-level model, and
   the record's ``executor`` says which one ran.
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmacts.backends import BACKENDS, gpu
-from mmacts.backends.driver import Driver, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
-from mmacts.report.records import empty_record
+from mmacts.core.driver import Driver, LaunchResult
+from mmacts.core.records import empty_record
 
 
 def assumes_of(case: Case) -> tuple[str, ...]:
@@ -238,7 +238,7 @@ class Executor:
             out["executor"] = "ptxvm"
         else:
             inputs = driver.make_inputs(case)
-            result = driver.run_model(case, inputs)
+            result = driver.run_record_model(case, inputs)
             out["executor"] = f"record-model ({vm_reason(driver, case)})"
         if result.status == "timeout":
             return dict(out, status="timeout", message="kernel wait bounded out: " + str(result.extra))
@@ -295,7 +295,7 @@ class Executor:
             batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
             module = cuda_runtime.load_module(mod.cubin if mod.cubin else mod.ptx)
-            self._keep(batch, inputs, driver.run_cuda(batch, inputs, module))
+            self._keep(batch, inputs, driver.launch(batch, inputs, module))
         return self._take(case)
 
     def _pending(self, case: Case, fits: Any, limit: int | None = None) -> list[Case]:
@@ -326,9 +326,9 @@ class Executor:
             batch = self._pending(case, lambda c: vm_reason(driver, c) is None and vm_profile(driver, c) == prof,
                                   VM_BATCH)
             inputs = [driver.make_inputs(c) for c in batch]
-            results = driver.run_cuda(batch, inputs, self._vm_module(mod, case, prof))
+            results = driver.launch(batch, inputs, self._vm_module(mod, case, prof))
             if len(batch) > 1 and any(r.status not in ("ok", "skip") for r in results):
-                results = [driver.run_cuda([c], [i], self._vm_module(mod, c, prof))[0]
+                results = [driver.launch([c], [i], self._vm_module(mod, c, prof))[0]
                            for c, i in zip(batch, inputs, strict=True)]
             for r in results:
                 r.extra.setdefault("executor", "ptxvm")

@@ -61,7 +61,7 @@ def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pyt
     import numpy as np
 
     from mmacts.backends import cuda_runtime
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     launches: list[int] = []
 
@@ -75,7 +75,7 @@ def test_a_hung_batch_is_recorded_from_one_launch(hopper: None, monkeypatch: pyt
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(np.zeros(1, np.float32))
 
-        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+        def launch(self, cases: list, inputs: list, module: object) -> list:
             launches.append(len(cases))
             return [LaunchResult(None, "timeout", extra={"status_word": 2}) for _ in cases]
 
@@ -100,7 +100,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
     import numpy as np
 
     from mmacts.backends import cuda_runtime
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     want = np.arange(4, dtype=np.float32)
 
@@ -114,7 +114,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(want, note="exact data")
 
-        def run_cuda(self, cases: list, inputs: list, module: object) -> list:
+        def launch(self, cases: list, inputs: list, module: object) -> list:
             out = want.copy() if got == "want" else None
             return [LaunchResult(out, "error", extra={"message": "CUDA_ERROR_ILLEGAL_ADDRESS"}) for _ in cases]
 
@@ -129,7 +129,7 @@ def test_a_failed_launch_is_an_error_with_its_reason_never_compared(hopper: None
 def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from mmacts.backends.driver import Expectation, LaunchResult
+    from mmacts.core.driver import Expectation, LaunchResult
 
     class Observing(MixedDriver):
         def make_inputs(self, case: Case) -> None:
@@ -138,7 +138,7 @@ def test_an_observation_that_matches_its_hypothesis_is_still_not_a_pass(monkeypa
         def expected(self, case: Case, inputs: None) -> Expectation:
             return Expectation(np.ones(2, np.float32), mode="observe:model:some_hypothesis", note="PROBE x")
 
-        def run_model(self, case: Case, inputs: None) -> LaunchResult:
+        def run_record_model(self, case: Case, inputs: None) -> LaunchResult:
             return LaunchResult(np.ones(2, np.float32))
 
     ex = Executor(backend="model")
@@ -165,7 +165,7 @@ class _LaunchingDriver(MixedDriver):
     def vm_reason(self, case: Case) -> str | None:
         return None
 
-    def run_cuda(self, cases: list[Case], inputs: list[object], module: object) -> list[object]:
+    def launch(self, cases: list[Case], inputs: list[object], module: object) -> list[object]:
         return [self.result for _ in cases]
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from mmacts.cases import status as S
-from mmacts.runner.suites import REPO_ROOT
+from mmacts.core.suites import REPO_ROOT
 
 
 def test_the_vocabulary_is_consistent() -> None:
@@ -74,9 +74,9 @@ def test_every_reader_knows_every_status() -> None:
 
 
 def test_console_summary_and_page_count_crash_and_not_supported() -> None:
+    from mmacts.core.records import empty_record
     from mmacts.report import html
     from mmacts.report.frame import to_frame
-    from mmacts.report.records import empty_record
     from mmacts.runner import console
 
     df = to_frame([empty_record(case_id=c, suite="s", backend="cuda", status=st, message="m", spec_rows="T44.1")
@@ -89,8 +89,8 @@ def test_console_summary_and_page_count_crash_and_not_supported() -> None:
 
 
 def test_junit_reports_a_crash_as_an_error_and_not_supported_as_skipped() -> None:
+    from mmacts.core.records import empty_record
     from mmacts.report.frame import to_frame
-    from mmacts.report.records import empty_record
     from mmacts.report.write import junit_xml
 
     df = to_frame([empty_record(case_id="a", suite="s", status="crash", message="crash: signal 11 (SIGSEGV)"),

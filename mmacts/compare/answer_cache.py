@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation
 
 FORMAT = 3
 """Bump when the file layout or the key's recipe changes (3: SHA-256 instead of BLAKE2b)."""

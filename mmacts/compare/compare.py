@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation
+from mmacts.core.driver import Expectation
 
 
 @dataclass

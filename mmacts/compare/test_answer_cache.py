@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mmacts.backends.driver import Expectation
 from mmacts.backends.execute import Executor
 from mmacts.cases.model import Case
 from mmacts.compare import answer_cache as ac
+from mmacts.core.driver import Expectation
 
 
 def _case(seed: int = 0) -> Case:

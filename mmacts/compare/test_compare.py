@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation
 from mmacts.compare.compare import compare, ulp_distance
+from mmacts.core.driver import Expectation
 
 
 def test_exact_equal_passes_and_nan_equals_nan() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mmacts.report.records import COLUMNS
+from mmacts.core.records import COLUMNS
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def ptxas_on(day: int, ev: Events) -> str:
 
 def real_cases(level: str = "full") -> pd.DataFrame:
     """The suites' own cases at ``level`` (IDs, suites, spec rows): the benchmark's case list."""
-    from mmacts.runner.suites import load_driver, suite_names
+    from mmacts.core.suites import load_driver, suite_names
 
     rows = []
     for s in suite_names():

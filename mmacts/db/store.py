@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.runner.suites import REPO_ROOT
+from mmacts.core.suites import REPO_ROOT
 
 DEFAULT_DB = REPO_ROOT / "reports" / "mmacts.duckdb"
 """Where ``mmacts db`` keeps its DuckDB file when neither ``--db`` nor ``MMACTS_DB`` names a store."""

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mmacts.core.suites import REPO_ROOT
 from mmacts.runner.scheduler import ShardError, from_environment, resolve
-from mmacts.runner.suites import REPO_ROOT
 
 SBATCH = REPO_ROOT / "examples" / "slurm" / "mmacts-array.sbatch"
 K8S = REPO_ROOT / "examples" / "k8s" / "mmacts-indexed-job.yaml"

@@ -189,7 +189,7 @@ class MutantResult:
 
 
 def _driver(suite: str) -> Any:
-    from mmacts.runner.suites import load_driver  # puts the checkout on sys.path for a console script
+    from mmacts.core.suites import load_driver  # puts the checkout on sys.path for a console script
 
     return load_driver(suite)
 

@@ -16,12 +16,10 @@ import multiprocessing as mp
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from mmacts.mutants.engine import Mutant, MutantResult, run_mutant
-
-COVERAGE_PATH = Path(__file__).with_name("coverage.json")
+from mmacts.report.mutant_features import COVERAGE_PATH, feature_coverage, load_coverage
 
 _MUTANTS: list[Mutant] = []
 
@@ -151,7 +149,6 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
     }
     if cited is not None:
         doc["citation_only"] = sorted(row for row in cited if not rows.get(row, {}).get("covered"))
-    from mmacts.mutants.features import feature_coverage
 
     doc["features"] = feature_coverage(doc["mutants"])  # per feature: can-fail / observed-only / none
     return doc
@@ -159,7 +156,7 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
 
 def cited_rows(level: str = "standard") -> dict[str, int]:
     """Spec row -> number of cases citing it over the hardware suites and the descriptors suite."""
-    from mmacts.runner.suites import load_driver
+    from mmacts.core.suites import load_driver
 
     out: dict[str, int] = {}
     for name in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
@@ -180,7 +177,7 @@ def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResul
     current = {m.name: m for m in all_mutants()}
     names = list(current)
     rows_of: dict[str, tuple[str, ...]] = {}
-    from mmacts.runner.suites import load_driver
+    from mmacts.core.suites import load_driver
 
     for suite in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
         for c in load_driver(suite).cases("standard"):
@@ -201,13 +198,6 @@ def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResul
             by_name[m["name"]] = MutantResult(m["name"], m["family"], current[m["name"]].rows, m["killed"],
                                               m["how"], {}, killers)
     return [by_name[n] for n in names if n in by_name]
-
-
-def load_coverage(path: Path | None = None) -> dict[str, Any] | None:
-    p = path or COVERAGE_PATH
-    if not p.exists():
-        return None
-    return json.loads(p.read_text(encoding="utf-8"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

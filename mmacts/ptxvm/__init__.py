@@ -3,7 +3,7 @@
 Layers: ``parse`` (PTX text -> module, entries, instructions) -> ``machine`` (SIMT scheduler,
 registers, barriers) with ``memory`` (global, shared, params) -> instruction families
 (``ops_core``; ``ops_tcgen05`` with ``tcgen05/`` semantics; ``ops_warpmma`` with ``warpmma/``)
--> ``runtime`` (the device the drivers' ``run_cuda`` launches on). ``trace`` prints what chosen
+-> ``runtime`` (the device the drivers' ``launch`` launches on). ``trace`` prints what chosen
 threads did, instruction by instruction.
 """
 

@@ -1,7 +1,7 @@
 """The VM as a device: load a PTX module, allocate buffers, launch, read back.
 
 Why this mirrors ``mmacts.backends.cuda_runtime``: the ``model`` backend must run *exactly* the
-module and launch the ``cuda`` backend runs. A suite driver's ``run_cuda`` receives either a
+module and launch the ``cuda`` backend runs. A suite driver's ``launch`` receives either a
 CuPy-backed module or a :class:`VmModule`; both offer ``rt.to_device`` / ``rt.empty`` /
 ``rt.to_host``, ``rt.info.compute_capability`` and ``launch(entry, grid, block, args,
 shared_mem=...)`` returning an outcome with ``status`` ``ok`` / ``timeout`` / ``error`` and a
@@ -102,7 +102,7 @@ class VmRuntime:
 
 @dataclass
 class VmModule:
-    """A parsed PTX module bound to a :class:`VmRuntime`: what ``Driver.run_cuda`` receives."""
+    """A parsed PTX module bound to a :class:`VmRuntime`: what ``Driver.launch`` receives."""
 
     ptx: str
     module: Module

@@ -21,9 +21,9 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import BAD  # noqa: F401 -- kept for importers
+from mmacts.core.records import RecordsError, append_jsonl, latest_by_case, read_records
 from mmacts.report import compare_gate
 from mmacts.report.frame import to_frame
-from mmacts.report.records import RecordsError, append_jsonl, latest_by_case, read_records
 from mmacts.report.runinfo import SCHEMA, now
 from mmacts.report.write import write_reports
 

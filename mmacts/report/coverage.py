@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.report import mutant_features as MF
+
 
 def row_coverage(cited: Mapping[str, int], coverage: Mapping[str, Any] | None) -> pd.DataFrame:
     """One line per cited spec row: cases citing it, mutants of its reading, proved (a citing case failed
@@ -89,8 +91,6 @@ def assumes_counts(values: Iterable[str]) -> pd.DataFrame:
 
 def html_sections(df: pd.DataFrame) -> list[str]:
     """index.html sections: what verdicts assume, and which cited rows a mutant proves can fail."""
-    from mmacts.mutants.run import load_coverage
-
     def tbl(d: pd.DataFrame) -> str:
         return d.to_html(index=False, escape=True, border=0, na_rep="")
 
@@ -105,7 +105,7 @@ def html_sections(df: pd.DataFrame) -> list[str]:
         if not ac.empty:
             out += [f"<details><summary>open readings assumed, by cases ({len(ac)} entries)</summary>{tbl(ac)}"
                     "</details>"]
-    cov = load_coverage()
+    cov = MF.load_coverage()
     table = row_coverage(cited_in(df), cov)
     if not table.empty:
         score = (cov or {}).get("score", {})
@@ -125,22 +125,19 @@ def html_sections(df: pd.DataFrame) -> list[str]:
 
 
 def feature_table(cov: Mapping[str, Any] | None) -> pd.DataFrame:
-    """One line per tcgen05 / mma.sync feature (``mmacts.mutants.features``): can-fail / observed-only / none."""
-    from mmacts.mutants import features
-
+    """One line per tcgen05 / mma.sync feature (:mod:`~mmacts.report.mutant_features`): can-fail / observed-only /
+    none."""
     cols = ["feature", "status", "fail", "observed", "mutants", "example case", "what"]
-    return pd.DataFrame(features.rows(cov), columns=cols)
+    return pd.DataFrame(MF.rows(cov), columns=cols)
 
 
 def feature_section(cov: Mapping[str, Any] | None) -> list[str]:
     """index.html's per-feature coverage beside the per-row one: the summary line visible, the table folded."""
-    from mmacts.mutants import features
-
     table = feature_table(cov)
     if table.empty:
         return []
-    meaning = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in features.STATUS_MEANING.items())
-    return [f"<p>Per feature: {html.escape(features.summary(cov))}. {meaning}. Columns fail / observed / mutants "
+    meaning = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in MF.STATUS_MEANING.items())
+    return [f"<p>Per feature: {html.escape(MF.summary(cov))}. {meaning}. Columns fail / observed / mutants "
             "count the feature's mutants caught by a failing case, by an observation only, and all of them.</p>",
             f"<details><summary>per feature ({len(table)} features)</summary>"
             f"{table.to_html(index=False, escape=True, border=0, na_rep='')}</details>"]
@@ -149,13 +146,13 @@ def feature_section(cov: Mapping[str, Any] | None) -> list[str]:
 def generated_section() -> list[str]:
     """index.html's generated-mutation scores (``mmacts.mutants.generated``, committed ``generated/*.json``):
     the summary visible, the per-module table folded."""
-    from mmacts.mutants import generated
+    from mmacts.report import mutant_scores as scores
 
-    rows = generated.report_rows()
+    rows = scores.report_rows()
     if not rows:
         return []
-    table = pd.DataFrame([*rows, generated.totals(rows)], columns=list(generated.REPORT_COLUMNS))
-    return [f"<p>Operator-level mutants per module, {html.escape(generated.summary_line(rows))}. A mutant "
+    table = pd.DataFrame([*rows, scores.totals(rows)], columns=list(scores.REPORT_COLUMNS))
+    return [f"<p>Operator-level mutants per module, {html.escape(scores.summary_line(rows))}. A mutant "
             "killed only by a unit test is a hole of the suites; a justified one is equivalent "
             "(mmacts/mutants/generated/survivors.yaml says why).</p>",
             f"<details><summary>generated mutation per module ({len(rows)} modules)</summary>"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.report.records import COLUMNS
+from mmacts.core.records import COLUMNS
 
 _NUMERIC = ("mismatches", "max_abs_err", "max_ulp_err", "compile_s", "run_s", "kernel_us", "attempts")
 

@@ -30,10 +30,10 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.core.records import latest_by_case, read_jsonl
 from mmacts.report import html as html_report
 from mmacts.report.atomic import write_atomic, write_text_atomic
 from mmacts.report.frame import to_frame
-from mmacts.report.records import latest_by_case, read_jsonl
 from mmacts.report.runinfo import now
 
 VERDICTS = ("pass", "fail")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mmacts.core.records import append_jsonl, empty_record, latest_by_case, read_jsonl
 from mmacts.report import relabel
-from mmacts.report.records import append_jsonl, empty_record, latest_by_case, read_jsonl
 from mmacts.report.write import write_reports
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from mmacts.core.records import empty_record
 from mmacts.report import html
 from mmacts.report.frame import to_frame
-from mmacts.report.records import empty_record
 from mmacts.report.write import junit_xml
 
 FIRST = "(0, 3) got=1.5 (0x3fc00000) want=2.0 (0x40000000)"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mmacts.core.records import empty_record
 from mmacts.report import html
 from mmacts.report.frame import to_frame
 from mmacts.report.history import render_history
-from mmacts.report.records import empty_record
 from mmacts.report.write import junit_xml
 
 FIRST = "(0, 3) got=1.5 (0x3fc00000) want=2.0 (0x40000000)"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mmacts.core.records import empty_record
 from mmacts.report import html
 from mmacts.report.coverage import row_coverage
 from mmacts.report.frame import to_frame
-from mmacts.report.records import empty_record
 
 OBS = json.dumps({"answer": "block_size=16", "measured_bits": ["477fe800"]})
 
@@ -96,7 +96,7 @@ def test_a_run_without_failures_is_under_5000_px(tmp_path: Path) -> None:
 def test_coverage_per_feature_beside_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 26 item 3: index.html shows, per feature, can-fail / observed-only / none; a feature whose only
     caught mutant was seen by an observation is not shown as proved."""
-    from mmacts.mutants import run
+    from mmacts.report import mutant_features
     from mmacts.report.coverage import html_sections
 
     cov = {"date": "d", "score": {"killed": 2, "total": 2},
@@ -104,7 +104,7 @@ def test_coverage_per_feature_beside_the_rows(monkeypatch: pytest.MonkeyPatch) -
                        {"name": "shift-vm.rows-up", "killed": True, "how": "fail", "killers": ["c.shift"]}],
            "rows": {"T44.1": {"mutants": ["shift-vm.rows-up"], "killing_mutants": ["shift-vm.rows-up"],
                               "covered": True, "failing_cases": ["t.pass0"]}}}
-    monkeypatch.setattr(run, "load_coverage", lambda: cov)
+    monkeypatch.setattr(mutant_features, "load_coverage", lambda: cov)
     page = "".join(html_sections(_df(failing=False)))
     assert page.index("per spec row") < page.index("per feature (14 features)")
     assert "1 of 14 features a failing mutant proves can fail, 1 observed-only (disable-output-lane), 12 none" in page

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mmacts.core.records import append_jsonl, empty_record
 from mmacts.report.cli import main
-from mmacts.report.records import append_jsonl, empty_record
 from mmacts.report.runinfo import SCHEMA
 
 

@@ -15,10 +15,10 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import CRASH, ERROR, NOT_SUPPORTED, SKIP, TIMEOUT, XFAIL
+from mmacts.core.records import latest_by_case, read_jsonl
 from mmacts.report import html as html_report
 from mmacts.report.atomic import write_atomic, write_text_atomic
 from mmacts.report.frame import to_frame
-from mmacts.report.records import latest_by_case, read_jsonl
 from mmacts.report.runinfo import now
 
 REPORT_FILES = ("results.jsonl", "results.parquet", "results.csv", "junit.xml", "run.json", "index.html")

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from mmacts.backends import BACKENDS
 from mmacts.cases.model import LEVELS
+from mmacts.core.suites import REPO_ROOT, suite_names
+from mmacts.report import mutant_features
 from mmacts.runner import select, timing
 from mmacts.runner.errors import UsageError  # one class, also under python -m mmacts.runner.cli
-from mmacts.runner.suites import REPO_ROOT, suite_names
 
 
 def _fail(msg: str) -> int:
@@ -95,7 +96,7 @@ def _blame_inflight(run_dir: Path, rc: int) -> str | None:
     """After the single test process died: record ``crash`` for the case it was running, with the
     signal or exit code (a resume does not run it again unless asked: ``--rerun-crashed``)."""
     from mmacts.cases.status import CRASH
-    from mmacts.report.records import append_jsonl, empty_record, read_jsonl
+    from mmacts.core.records import append_jsonl, empty_record, read_jsonl
     from mmacts.runner.faults import INFLIGHT_FILE, how_it_died
 
     marker = run_dir / INFLIGHT_FILE
@@ -130,7 +131,7 @@ def _crashed_at_restart(run_dir: Path, previous: dict | None) -> None:
 
 def _count_cases(run_dir: Path) -> int:
     """Cases with a record: the measure of progress between restarts of a dying test process."""
-    from mmacts.report.records import read_jsonl
+    from mmacts.core.records import read_jsonl
 
     return len({r.get("case_id") for r in read_jsonl(run_dir / "results.jsonl")})
 
@@ -172,7 +173,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _check_resumable(run_dir: Path) -> None:
     """--resume: every line of results.jsonl an mmacts record (a torn last line is what a kill leaves)."""
-    from mmacts.report.records import RecordsError, read_records
+    from mmacts.core.records import RecordsError, read_records
 
     if (run_dir / "results.jsonl").is_file():
         try:
@@ -349,7 +350,7 @@ def _run(args: argparse.Namespace) -> int:
 
         previous = runlock.owner_of(run_dir)  # what a run that died holding the lock left in it
         _lock(run_dir, ["mmacts", *sys.argv[1:]])
-        from mmacts.report.records import repair_tail
+        from mmacts.core.records import repair_tail
 
         try:
             repaired = repair_tail(run_dir / "results.jsonl")
@@ -540,7 +541,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     sel = Selection.from_args(args)  # the selection options of ``run``: list previews what a run does
     check_exact_names(suites, args.level, sel)
     from mmacts.backends.execute import assumes_of
-    from mmacts.mutants.run import load_coverage
 
     per_row: Counter[str] = Counter()
     n = 0
@@ -554,7 +554,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for hint in select.substring_hints(sel.k, cases(suites, args.level, sel)) if sel.k else []:
         print(f"mmacts: note: {hint}", file=sys.stderr)
     chosen = "" if sel.describe() == "this selection" else f" selected by {sel.describe()}"
-    doc = load_coverage()
+    doc = mutant_features.load_coverage()
     cov = (doc or {}).get("rows", {})
     print(f"# {n} cases at level {args.level}{chosen}; coverage per spec row (cases, whether a planted mutant of "
           "the row's reading made a citing case fail: mmacts/mutants/coverage.json):")
@@ -575,28 +575,26 @@ def cmd_list(args: argparse.Namespace) -> int:
     cited = sum(1 for r in per_row if per_row[r])
     print(f"# {cited - len(only)} cited rows covered by a failing mutant, {len(only)} by citation only"
           + (f": {' '.join(only)}" if only else ""))
-    from mmacts.mutants import generated  # operator-level mutants per module (its `report` prints the table)
+    from mmacts.report import mutant_scores  # operator-level mutants per module (`generated report` prints the table)
 
-    print(f"# {generated.summary_line(generated.report_rows())}")
+    print(f"# {mutant_scores.summary_line(mutant_scores.report_rows())}")
     _list_features(doc)
     return 0
 
 
 def _list_features(doc: dict | None) -> None:
-    """Coverage per tcgen05 / mma.sync feature (``mmacts.mutants.features``), as comment lines: a feature is
+    """Coverage per tcgen05 / mma.sync feature (:mod:`mmacts.report.mutant_features`), as comment lines: a feature is
     not a case, and readers of ``list`` take every other line for one."""
-    from mmacts.mutants import features
-
-    rows = features.rows(doc)
+    rows = mutant_features.rows(doc)
     if not rows:
         print("# coverage per feature: no mutation results (mmacts/mutants/coverage.json) yet")
         return
     print("# coverage per feature (status; mutants caught by a failing case / by an observation only / all; "
-          "an example catching case): " + "; ".join(f"{k}: {v}" for k, v in features.STATUS_MEANING.items()))
+          "an example catching case): " + "; ".join(f"{k}: {v}" for k, v in mutant_features.STATUS_MEANING.items()))
     for r in rows:
         print(f"# feature {r['feature']}\t{r['status']}\t{r['fail']}/{r['observed']}/{r['mutants']}\t"
               f"{r['example case'] or '-'}")
-    print(f"# {features.summary(doc)}")
+    print(f"# {mutant_features.summary(doc)}")
 
 
 def _ref_key(ref: str) -> tuple:
@@ -623,7 +621,7 @@ DELEGATED = {"predict": "reference.predict", "ambiguities": "mmacts.ambiguity.cl
              "expectations": "mmacts.runner.expectations", "db": "mmacts.db.cli", "selftest": "mmacts.mutants.selftest",
              "vm": "mmacts.ptxvm.cli"}
 """Subcommands whose own module parses the rest of the command line."""
-DELEGATED["package"] = "mmacts.report.package"  # submission packages (mmacts.report.package)
+DELEGATED["package"] = "mmacts.runner.package"  # submission packages (mmacts.runner.package)
 
 
 def _delegate(module: str, argv: list[str]) -> int:

@@ -28,7 +28,7 @@ REQUIRE_GPU_EXIT = 7
 
 def hardware_suites(suites: Iterable[str]) -> list[str]:
     """Suites whose cases run kernels on a GPU (everything but the compile-only toolchain suite)."""
-    from mmacts.runner.suites import load_driver
+    from mmacts.core.suites import load_driver
 
     return [s for s in suites if not getattr(load_driver(s), "compile_only", False)]
 
@@ -41,7 +41,7 @@ def gpu_plan(suites: list[str], backend: str) -> tuple[list[str], str | None]:
     if backend == "model":
         return hw, "--backend model"
     from mmacts.backends import gpu
-    from mmacts.runner.suites import load_driver
+    from mmacts.core.suites import load_driver
 
     status = gpu.probe()
     if not status.usable:

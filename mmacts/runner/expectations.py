@@ -330,7 +330,7 @@ def retry_unexpected(run_dir: Path, run_again: Callable[[list[str]], int], retri
     """Re-run unexpected failures up to ``retries`` times (``run_again(extra_pytest_args)`` runs the
     test process once more); append each case's final record with ``attempts``: ``flake`` when it
     passed on a retry, else its last result. Returns the flakes."""
-    from mmacts.report.records import append_jsonl, latest_by_case, read_jsonl
+    from mmacts.core.records import append_jsonl, latest_by_case, read_jsonl
 
     if retries <= 0:
         return []
@@ -404,7 +404,7 @@ def gate(run_dir: Path, baseline: Baseline, run: dict[str, Any] | None = None,
     Entries for another device, driver or ptxas did not apply here ("a waiver whose device never
     ran"): they are named in ``not_applicable``; with ``strict`` each is an unexpected result too,
     as is an entry that matches no case (``matching_none``, found before the run by prepare_run)."""
-    from mmacts.report.records import latest_by_case, read_jsonl
+    from mmacts.core.records import latest_by_case, read_jsonl
 
     records = latest_by_case(read_jsonl(Path(run_dir) / "results.jsonl"))
     applying, elsewhere = baseline.for_env(env_of(run or {}))
@@ -584,8 +584,8 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
 
 def all_case_ids() -> list[str]:
     """Every case ID of every suite of this checkout (the full level holds the others' cases)."""
+    from mmacts.core.suites import suite_names
     from mmacts.runner.select import suite_cases
-    from mmacts.runner.suites import suite_names
 
     out = []
     for name in suite_names():

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.runner.suites import load_driver, suite_names
+from mmacts.core.suites import load_driver, suite_names
 
 
 def find_case(case_id: str) -> tuple[object, Case] | None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 
 TRIVIAL_PTX = """.version 8.0
 .target sm_90
@@ -44,7 +44,7 @@ class FakeDriver:
     def expected(self, case: Case, inputs: Any) -> Expectation:
         return Expectation(inputs * 2)
 
-    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
         name = case.runtime["name"]
         if name == "boom":
             raise ValueError("model exploded on purpose")
@@ -53,7 +53,7 @@ class FakeDriver:
             got[1, 2] += 1
         return LaunchResult(got)
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         raise AssertionError("never launched in tests")
 
     def device_supported(self, cc: tuple[int, int]) -> str | None:
@@ -89,7 +89,7 @@ class FaultyDriver(FakeDriver):
                      arch="sm_90", spec_rows=("T36.1",), level="smoke", runtime={"name": n})
                 for i, n in enumerate(x.strip() for x in names if x.strip())]
 
-    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
         import os
         import signal
         import time

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -41,9 +40,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mmacts.backends.cuda_errors import is_sticky_cuda_error
 from mmacts.cases.status import CRASH
+from mmacts.core.records import append_jsonl, empty_record
 from mmacts.report.atomic import write_text_atomic
-from mmacts.report.records import append_jsonl, empty_record
 
 EXIT_CODE = 75
 """Exit status of a process ended on purpose by :func:`exit_process` (EX_TEMPFAIL: try again)."""
@@ -330,7 +330,7 @@ def record_lost_inflight(out: Path, owner: dict[str, Any] | None, host: str, boo
     SIGTERM, ``kill -9`` of ``mmacts run``): the case was interrupted, not at fault, and the resume
     runs it. Either way the stale notes are removed, so a resumed process that dies before its first
     case is not blamed on them. Returns the case IDs recorded as crash."""
-    from mmacts.report.records import read_jsonl
+    from mmacts.core.records import read_jsonl
 
     notes = [Path(out) / INFLIGHT_FILE, *sorted(Path(out).glob(".worker-*.running.json"))]
     running: list[dict[str, Any]] = []
@@ -364,36 +364,6 @@ def crash_message(worker: str, detail: str) -> str:
 
 
 # ------------------------------------------------------------------------- CUDA stickiness
-STICKY_CUDA_ERRORS: dict[int, str] = {
-    214: "ECC_UNCORRECTABLE",
-    700: "ILLEGAL_ADDRESS",
-    702: "LAUNCH_TIMEOUT",
-    710: "ASSERT",
-    714: "HARDWARE_STACK_ERROR",
-    715: "ILLEGAL_INSTRUCTION",
-    716: "MISALIGNED_ADDRESS",
-    717: "INVALID_ADDRESS_SPACE",
-    718: "INVALID_PC",
-    719: "LAUNCH_FAILED",
-}
-"""CUDA errors after which the context is unusable (same codes in the driver and runtime APIs)."""
-
-_STICKY_RE = re.compile(
-    r"CUDA_ERROR_(?:" + "|".join(STICKY_CUDA_ERRORS.values()) + r")\b"
-    r"|cudaError(?:ECCUncorrectable|IllegalAddress|LaunchTimeout|Assert|HardwareStackError|"
-    r"IllegalInstruction|MisalignedAddress|InvalidAddressSpace|InvalidPc|LaunchFailure)\b")
-
-
-def is_sticky_cuda_error(error: BaseException | str | None) -> bool:
-    """Whether an exception (or its message) is a sticky CUDA error that poisons the context."""
-    if error is None:
-        return False
-    status = getattr(error, "status", None)
-    if isinstance(status, int) and status in STICKY_CUDA_ERRORS:
-        return True
-    return bool(_STICKY_RE.search(str(error)))
-
-
 def context_poisoned(record: dict[str, Any] | None = None) -> str:
     """Why this process's CUDA context can no longer be trusted ('' if it can).
 

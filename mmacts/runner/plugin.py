@@ -35,7 +35,7 @@ import pytest
 from mmacts.backends.execute import BACKENDS, Executor
 from mmacts.cases.model import LEVELS, Case
 from mmacts.cases.status import CRASH
-from mmacts.report.records import RECORD_KEY, empty_record, read_jsonl
+from mmacts.core.records import RECORD_KEY, empty_record, read_jsonl
 from mmacts.runner import faults, gpu_pinning, lifeline, timing
 from mmacts.runner.recordlog import RecordLog
 
@@ -104,7 +104,7 @@ def _drivers_for(metafunc: pytest.Metafunc) -> list[Any]:
         return [own]
     if not getattr(metafunc.module, "MMACTS_ALL_SUITES", False):
         return []
-    from mmacts.runner.suites import load_driver, suite_names
+    from mmacts.core.suites import load_driver, suite_names
 
     names = metafunc.config.getoption("--mmacts-suite") or suite_names()
     return [load_driver(n) for n in names]
@@ -429,7 +429,7 @@ def run_case(driver: Any, case: Case, executor: Executor | None = None) -> None:
     None: the session's). The record goes onto the running item's ``user_properties`` (the list the
     ``record_property`` fixture appends to, carried to an xdist controller with the report)."""
     if driver is None:
-        from mmacts.runner.suites import load_driver
+        from mmacts.core.suites import load_driver
 
         driver = load_driver(case.suite)
     item = _CURRENT["item"]

@@ -49,7 +49,7 @@ def coverage_counts(level: str = "full") -> tuple[int, int]:
 
 
 def main() -> None:
-    from mmacts.runner.suites import suite_names
+    from mmacts.core.suites import suite_names
 
     for s in suite_names():
         print(f"`{s}`: {' / '.join(map(str, case_counts(s)))}")

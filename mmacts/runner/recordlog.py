@@ -1,6 +1,6 @@
 """``results.jsonl`` as the controlling process writes it: every record at once, fsync in batches.
 
-Why not :func:`mmacts.report.records.append_jsonl` per case: it opens the file and fsyncs it for
+Why not :func:`mmacts.core.records.append_jsonl` per case: it opens the file and fsyncs it for
 every record, and an fsync costs 1-10 ms on the disks of the hosts we run on (5.8 ms on the CI
 machine), more than the whole harness may spend on a case. Here:
 
@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mmacts.report.records import repair_tail
+from mmacts.core.records import repair_tail
 
 EVERY_N = 64
 """fsync after this many records at most."""

@@ -1,10 +1,10 @@
 """``mmacts repro CASE [--run RUN] --out DIR``: a standalone folder for one case, for a driver bug report.
 
-The launch is captured by running the suite driver's own ``run_cuda`` against a
+The launch is captured by running the suite driver's own ``launch`` against a
 :class:`~mmacts.backends.cuda_runtime.RecordingModule`, so the folder holds exactly what the cuda
 backend would launch (entry, grid, block, shared memory, every parameter). The expected output
 buffer is the PTX VM's raw output for that launch, kept only after it is replayed through the same
-``run_cuda`` and the reference accepts it (``expected_verified`` in launch.json says whether it did).
+``launch`` and the reference accepts it (``expected_verified`` in launch.json says whether it did).
 Two launchers need nothing of mmacts: ``launch.py`` (CuPy) and ``launch.cpp`` (CUDA driver API).
 """
 
@@ -33,7 +33,7 @@ def _refusal(driver: Any, case: Any) -> str | None:
 
     if getattr(driver, "compile_only", False):
         return f"{case.case_id}: suite {case.suite} is compile-only (no kernel is launched)"
-    if hasattr(driver, "run_case") or not hasattr(driver, "run_cuda"):
+    if hasattr(driver, "run_case") or not hasattr(driver, "launch"):
         return f"{case.case_id}: suite {case.suite} has no kernel launch to reproduce (it judges its cases itself)"
     why = vm_reason(driver, case)
     if why is not None:
@@ -43,7 +43,7 @@ def _refusal(driver: Any, case: Any) -> str | None:
 
 
 def capture(driver: Any, case: Any) -> dict[str, Any]:
-    """The one launch ``run_cuda`` makes for ``case`` alone, its inputs and the expected output buffers."""
+    """The one launch ``launch`` makes for ``case`` alone, its inputs and the expected output buffers."""
     from mmacts.backends.cuda_runtime import RecordingModule
     from mmacts.backends.execute import vm_profile
     from mmacts.compare.compare import compare
@@ -53,12 +53,12 @@ def capture(driver: Any, case: Any) -> dict[str, Any]:
     vm = load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
     rec = RecordingModule(b"")
     rec.rt.info = vm.rt.info  # type: ignore[attr-defined]  # a driver that asks the device's compute capability
-    driver.run_cuda([case], [inputs], rec)
+    driver.launch([case], [inputs], rec)
     if len(rec.launches) != 1:
-        raise ReproError(f"{case.case_id}: run_cuda made {len(rec.launches)} launches; repro handles exactly one")
+        raise ReproError(f"{case.case_id}: launch made {len(rec.launches)} launches; repro handles exactly one")
     launch = rec.launches[0]
     n_out = sum(1 for kind, _, _ in launch["args"] if kind == "out")
-    # the same run_cuda on the PTX VM, keeping every output buffer it allocates, in allocation order
+    # the same launch on the PTX VM, keeping every output buffer it allocates, in allocation order
     allocated: list[Any] = []
     empty = vm.rt.empty
 
@@ -67,15 +67,15 @@ def capture(driver: Any, case: Any) -> dict[str, Any]:
         return allocated[-1]
 
     vm.rt.empty = keep  # type: ignore[method-assign]
-    vm_res = driver.run_cuda([case], [inputs], vm)[0]
+    vm_res = driver.launch([case], [inputs], vm)[0]
     if vm_res.status != "ok" or len(allocated) != n_out:
         raise ReproError(f"{case.case_id}: the PTX VM launch did not complete ({vm_res.status}: "
                          f"{vm_res.extra.get('reason') or vm_res.extra.get('message', '')})")
     outs = {i: vm.rt.to_host(a) for i, a in enumerate(allocated)}
-    # replay the VM's buffers through run_cuda: does the reference accept them?
+    # replay the VM's buffers through launch: does the reference accept them?
     replay = RecordingModule(b"", replay=outs)
     replay.rt.info = vm.rt.info  # type: ignore[attr-defined]
-    got = driver.run_cuda([case], [inputs], replay)[0].got
+    got = driver.launch([case], [inputs], replay)[0].got
     exp = driver.expected(case, inputs)
     if got is None:
         return {"launch": launch, "outs": outs, "exp": exp, "verdict": "no output decoded", "mismatches": None}

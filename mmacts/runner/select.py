@@ -223,7 +223,7 @@ def suite_cases(name: str, level: str) -> tuple[Any, ...]:
     driver object under the same name (a test that swaps it) is asked afresh, and
     :func:`clear_case_cache` forgets everything.
     """
-    from mmacts.runner.suites import SUITES_DIR, load_driver
+    from mmacts.core.suites import SUITES_DIR, load_driver
 
     driver = load_driver(name)
     key = (name, level)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mmacts.report.records import RECORD_KEY
+from mmacts.core.records import RECORD_KEY
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

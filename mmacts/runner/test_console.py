@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mmacts.core.records import empty_record
 from mmacts.report.frame import to_frame
-from mmacts.report.records import empty_record
 from mmacts.runner import cli, console
 
 

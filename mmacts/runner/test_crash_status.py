@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mmacts.report.records import append_jsonl, empty_record, read_jsonl
+from mmacts.core.records import append_jsonl, empty_record, read_jsonl
 from mmacts.runner import faults, runlock
 from mmacts.runner.plugin import done_cases
 from mmacts.runner.test_faults import _env

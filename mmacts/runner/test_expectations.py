@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mmacts.report.records import read_jsonl
+from mmacts.core.records import read_jsonl
 from mmacts.runner import expectations as ex
 
 

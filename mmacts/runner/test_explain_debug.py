@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mmacts.compare.mismatch_map import compact, render
-from mmacts.report.records import append_jsonl, empty_record
+from mmacts.core.records import append_jsonl, empty_record
 from mmacts.report.runinfo import SCHEMA
 from mmacts.runner import cli
 from mmacts.runner.explain import cap

@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mmacts.core.records import append_jsonl, empty_record, read_jsonl
 from mmacts.report.atomic import write_atomic, write_text_atomic
-from mmacts.report.records import append_jsonl, empty_record, read_jsonl
 from mmacts.report.write import write_reports
 from mmacts.runner import faults
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mmacts.report.records import COLUMNS, read_jsonl
+from mmacts.core.records import COLUMNS, read_jsonl
 from mmacts.report.write import REPORT_FILES, write_reports
 
 REPO = Path(__file__).resolve().parents[2]

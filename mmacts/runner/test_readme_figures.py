@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from mmacts.core.suites import REPO_ROOT, suite_names
 from mmacts.runner import readme_figures as rf
-from mmacts.runner.suites import REPO_ROOT, suite_names
 
 README = REPO_ROOT / "README.md"
 

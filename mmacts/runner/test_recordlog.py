@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from mmacts.report.records import append_jsonl, empty_record, read_jsonl
+from mmacts.core.records import append_jsonl, empty_record, read_jsonl
 from mmacts.runner.recordlog import RecordLog
 
 
@@ -53,7 +53,7 @@ def test_a_killed_writer_keeps_every_record_it_appended(tmp_path: Path) -> None:
     """No fsync yet, then the process ends the hard way: the lines are in the file all the same."""
     code = (
         "import os, sys\n"
-        "from mmacts.report.records import empty_record\n"
+        "from mmacts.core.records import empty_record\n"
         "from mmacts.runner.recordlog import RecordLog\n"
         "log = RecordLog(sys.argv[1], every_n=10_000, every_s=3600)\n"
         "for i in range(50):\n"

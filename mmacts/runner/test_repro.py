@@ -146,7 +146,7 @@ def test_launch_cpp_compiles_with_nvcc(tmp_path):
 
 
 def test_run_record_copied(tmp_path, capsys):
-    from mmacts.report.records import append_jsonl, empty_record
+    from mmacts.core.records import append_jsonl, empty_record
     from mmacts.report.runinfo import SCHEMA
 
     run = tmp_path / "run"

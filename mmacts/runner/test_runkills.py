@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mmacts.report.records import read_records
+from mmacts.core.records import read_records
 from mmacts.runner import runlock
 from mmacts.runner.test_faults import _env
 from mmacts.runner.test_runlife import _gone

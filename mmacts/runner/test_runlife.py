@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from mmacts.report import records
-from mmacts.report.records import RecordsError, empty_record, read_records, repair_tail
+from mmacts.core import records
+from mmacts.core.records import RecordsError, empty_record, read_records, repair_tail
 from mmacts.runner import lifeline, runlock
 from mmacts.runner.plugin import done_cases
 from mmacts.runner.recordlog import RecordLog

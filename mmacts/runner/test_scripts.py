@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mmacts.runner.suites import REPO_ROOT
+from mmacts.core.suites import REPO_ROOT
 
 
 @pytest.fixture

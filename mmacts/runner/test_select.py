@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mmacts.report.records import read_jsonl
+from mmacts.core.records import read_jsonl
 from mmacts.runner import cli
 from mmacts.runner.fake_suite import EndedProcess
 
@@ -159,12 +159,12 @@ def test_list_prints_coverage_per_feature_as_comments(capsys: pytest.CaptureFixt
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 26 item 3: per feature, whether a failing mutant proves it, an observation alone saw it, or nothing;
     a feature whose mutant only changed an observation is not listed as proved."""
-    from mmacts.mutants import run
+    from mmacts.report import mutant_features
 
     doc = {"mutants": [{"name": "shift-vm.rows-up", "killed": True, "how": "observed", "killers": ["c.shift"]},
                        {"name": "collector-vm.ws-buffers-as-b0", "killed": True, "how": "fail",
                         "killers": ["c.ws"]}], "rows": {}}
-    monkeypatch.setattr(run, "load_coverage", lambda: doc)
+    monkeypatch.setattr(mutant_features, "load_coverage", lambda: doc)
     rc, ids, _ = _list(capsys, *SMOKE, "--rows", "T39.1")
     assert rc == 0 and ids == ["compile.tcgen05.mma.cta_group1.kind_f16/sm_100a/accept"]  # features are no cases
     cli.main(["list", *SMOKE, "--rows", "T39.1"])
@@ -176,7 +176,7 @@ def test_list_prints_coverage_per_feature_as_comments(capsys: pytest.CaptureFixt
     assert feats["collector.a"] == ["none", "0/0/0", "-"] and len(feats) == 14
     assert out[-1] == "# 1 of 14 features a failing mutant proves can fail, 1 observed-only (shift.down), 12 none " \
         "(" + " ".join(k for k, v in feats.items() if v[0] == "none") + ")"
-    monkeypatch.setattr(run, "load_coverage", lambda: None)
+    monkeypatch.setattr(mutant_features, "load_coverage", lambda: None)
     cli.main(["list", *SMOKE, "--rows", "T39.1", "--rows-only"])
     assert capsys.readouterr().out.splitlines()[-1] == \
         "# coverage per feature: no mutation results (mmacts/mutants/coverage.json) yet"

@@ -40,10 +40,10 @@ class CompileDriver:
     def expected(self, case: Case, inputs: Any) -> Any:
         raise NotImplementedError("compile suite: the expectation is case.expect")
 
-    def run_model(self, case: Case, inputs: Any) -> Any:
+    def run_record_model(self, case: Case, inputs: Any) -> Any:
         raise NotImplementedError("compile suite: nothing to run")
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[Any]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[Any]:
         raise NotImplementedError("compile suite: nothing to run")
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:

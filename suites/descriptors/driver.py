@@ -11,7 +11,7 @@ compares with an answer written from the spec text (``spec_readings``; see ``che
 What it does not check: the hardware. On a Blackwell GPU these cases would need a kernel that
 makes the tensor core read the descriptor and exposes what it read (an MMA whose operands
 identify every address the walk touched, a zero-column-mask MMA with column-tagged B, an idesc
-sweep); no such kernel exists yet, so ``run_cuda`` reports every case ``skip`` with that reason.
+sweep); no such kernel exists yet, so ``launch`` reports every case ``skip`` with that reason.
 ``module_ptx`` still gives a complete module carrying the descriptor in the instruction that would
 consume it (tcgen05.mma a-desc/b-desc/idesc, tcgen05.mma.ws zero-column-mask-desc), so the
 compile backend assembles the carrier for sm_100a. A model-backend pass says the decoders read
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx.compile_forms import build_module, instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target
 from suites.descriptors import checks as C
@@ -74,7 +74,7 @@ def _case(chk: C.Check) -> Case:
 
 
 class DescriptorsDriver:
-    """Implements ``mmacts.backends.driver.Driver`` for the descriptor known-answer checks."""
+    """Implements ``mmacts.core.driver.Driver`` for the descriptor known-answer checks."""
 
     suite = SUITE
 
@@ -92,11 +92,11 @@ class DescriptorsDriver:
         return Expectation(want=np.asarray(chk.want(), dtype=np.float64), mode="exact",
                            note=f"known answer from the spec text: {chk.note}")
 
-    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
         got = _checks()[case.runtime["check"]].run(inputs)
         return LaunchResult(got=np.asarray(got, dtype=np.float64), extra={"backend": "model (reference decoders)"})
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         return [LaunchResult(got=None, status="skip", extra={"reason": NO_KERNEL}) for _ in cases]
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmacts.backends.driver import Driver
 from mmacts.compare.compare import compare
+from mmacts.core.driver import Driver
 from suites.descriptors import checks as C
 from suites.descriptors import spec_readings as R
 from suites.descriptors.driver import DRIVER, NO_KERNEL, carrier_form
@@ -20,7 +20,7 @@ def standard():
 
 def _verdict(case):
     inp = DRIVER.make_inputs(case)
-    return compare(DRIVER.run_model(case, inp).got, DRIVER.expected(case, inp))
+    return compare(DRIVER.run_record_model(case, inp).got, DRIVER.expected(case, inp))
 
 
 def test_protocol_levels_and_ids(standard) -> None:
@@ -97,7 +97,7 @@ def test_zcm_examples_detect_swapped_spans() -> None:
 
 def test_cuda_skips_with_the_reason_and_devices() -> None:
     cases = DRIVER.cases("smoke")
-    res = DRIVER.run_cuda(cases, [DRIVER.make_inputs(c) for c in cases], None)
+    res = DRIVER.launch(cases, [DRIVER.make_inputs(c) for c in cases], None)
     assert all(r.status == "skip" and r.extra["reason"] == NO_KERNEL for r in res)
     assert DRIVER.device_supported((10, 0)) is None
     assert "sm_90" in DRIVER.device_supported((9, 0)) and "sm_120" in DRIVER.device_supported((12, 0))

@@ -5,7 +5,7 @@
     python -m suites.hopper_validation.bundle analyse DIR OUT         # host: decode + compare
 
 ``execute`` imports nothing but numpy, CuPy and ``mmacts.backends.cuda_runtime``; ``build`` and
-``analyse`` run the driver's real ``run_cuda`` with a recording / replaying module, so the GPU
+``analyse`` run the driver's real ``launch`` with a recording / replaying module, so the GPU
 outputs go through exactly the code the ``cuda`` backend runs.
 """
 
@@ -34,7 +34,7 @@ def build(path: str, level: str) -> None:
         if not res.ok:
             raise SystemExit(f"ptxas refused {cases[0].case_id}: {res.first_error_line}")
         rec = RecordingModule(res.cubin)
-        DRIVER.run_cuda(cases, [DRIVER.make_inputs(c) for c in cases], rec)
+        DRIVER.launch(cases, [DRIVER.make_inputs(c) for c in cases], rec)
         entry = save_bundle(path, f"m{i:02d}", rec)
         entry["cases"] = [c.case_id for c in cases]
         entry["sass"] = sass(res.cubin).summary()
@@ -86,7 +86,7 @@ def analyse(path: str, out: str) -> list[dict]:
         replay = {int(k.split("_", 1)[1]): outs[k] for k in outs.files if k.startswith(m["name"] + "_")}
         rec = RecordingModule(b"", replay=replay, status=LaunchOutcome(st["status"], st["kernel_us"], st["message"]))
         inputs = [DRIVER.make_inputs(c) for c in cases]
-        results = DRIVER.run_cuda(cases, inputs, rec)
+        results = DRIVER.launch(cases, inputs, rec)
         for c, x, r in zip(cases, inputs, results, strict=True):
             if r.status != "ok":
                 rows.append({"case_id": c.case_id, "status": r.status, "message": str(r.extra)})

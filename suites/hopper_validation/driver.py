@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import mma_sync_kernels as kern
 from reference.mma_sync import fragments as fr
 from reference.mma_sync.model import exact_rne_f32
@@ -270,7 +270,7 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ driver
 
 class HopperDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for the Hopper validation suite."""
+    """Implements :class:`mmacts.core.driver.Driver` for the Hopper validation suite."""
 
     suite = SUITE
 
@@ -322,7 +322,7 @@ class HopperDriver:
         """Every case's kernel runs on the PTX VM (``--backend model``)."""
         return None
 
-    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         """CPU execution from the encoded operands (register images / smem image + descriptors)."""
         f = case.form
         if inputs["kind"] == "mma":
@@ -358,7 +358,7 @@ class HopperDriver:
             return D[:, np.arange(64), np.arange(64)].reshape(-1)[: inputs["nvec"]].astype(np.float32)
         return D[0]
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from mmacts.backends import cuda_runtime as cr
 
         mod = cr.as_module(module)
@@ -413,7 +413,7 @@ class HopperDriver:
 def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
     """The exact answer of an ``exact`` case, independent of the model path.
 
-    Why not ``exact_rne_f32`` + ``values.decode_elements``: ``run_model`` uses those, so a
+    Why not ``exact_rne_f32`` + ``values.decode_elements``: ``run_record_model`` uses those, so a
     shared mistake there would pass. Here the logical codes are decoded by ``reference.formats``
     and summed by ``reference.gemm.exact_gemm``; the data must also pass
     ``is_exact_in_fp32(window_bits=14)`` (exact even for Hopper's 13-fraction-bit fp8

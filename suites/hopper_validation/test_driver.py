@@ -1,6 +1,6 @@
 """The Hopper suite's exact verdicts are checked by code the model path does not use.
 
-Why: ``run_model`` sums with ``reference.mma_sync.model.exact_rne_f32`` and decodes fp8 with
+Why: ``run_record_model`` sums with ``reference.mma_sync.model.exact_rne_f32`` and decodes fp8 with
 ``reference.mma_sync.values``. If ``expected`` used the same two functions, a mistake in
 either would move the model and the answer together and every exact case would still pass.
 The tests below plant such a mistake and require the verdict to change.
@@ -30,7 +30,7 @@ def test_model_matches_independent_answer(cid):
     case = _case(cid)
     inp = D.DRIVER.make_inputs(case)
     want = D.DRIVER.expected(case, inp)
-    got = D.DRIVER.run_model(case, inp).got
+    got = D.DRIVER.run_record_model(case, inp).got
     assert want.mode == "exact"
     assert np.any(want.want != np.asarray(inp["C"][0], dtype=np.float32))  # the products matter
     assert np.array_equal(got, want.want)
@@ -49,7 +49,7 @@ def test_wrong_model_sum_fails_the_case(cid, monkeypatch):
 
     monkeypatch.setattr(D, "exact_rne_f32", off_by_one)
     assert np.array_equal(D.DRIVER.expected(case, inp).want, want)
-    assert not np.array_equal(D.DRIVER.run_model(case, inp).got, want)
+    assert not np.array_equal(D.DRIVER.run_record_model(case, inp).got, want)
 
 
 def test_wrong_element_decoder_fails_the_case(monkeypatch):
@@ -60,7 +60,7 @@ def test_wrong_element_decoder_fails_the_case(monkeypatch):
     real = D.decode_elements
     monkeypatch.setattr(D, "decode_elements", lambda codes, t: real(codes, "e5m2"))
     assert np.array_equal(D.DRIVER.expected(case, inp).want, want)
-    assert not np.array_equal(D.DRIVER.run_model(case, inp).got, want)
+    assert not np.array_equal(D.DRIVER.run_record_model(case, inp).got, want)
 
 
 def test_inexact_data_is_refused():

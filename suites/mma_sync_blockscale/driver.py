@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import instructions as ins
 from mmacts.ptx import mma_sync_kernels as kern
 from reference.mma_sync import fragments as fr
@@ -134,7 +134,7 @@ def _sel(case: Case) -> sc.Selectors:
 
 
 class BlockScaleDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for mma.sync block_scale."""
+    """Implements :class:`mmacts.core.driver.Driver` for mma.sync block_scale."""
 
     suite = SUITE
 
@@ -177,10 +177,10 @@ class BlockScaleDriver:
         """Every case's kernel runs on the PTX VM (``--backend model``)."""
         return None
 
-    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         return LaunchResult(fr.decode_f32(execute(_form(case), inputs["regs"])))
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from mmacts.backends import cuda_runtime as cr
 
         mod = cr.as_module(module)

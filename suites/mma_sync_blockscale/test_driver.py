@@ -63,7 +63,7 @@ def test_ids_unique_and_levels_nested():
 def test_model_backend_passes_smoke():
     for c in DRIVER.cases("smoke"):
         x = DRIVER.make_inputs(c)
-        assert compare(DRIVER.run_model(c, x).got, DRIVER.expected(c, x)).status == "pass", c.case_id
+        assert compare(DRIVER.run_record_model(c, x).got, DRIVER.expected(c, x)).status == "pass", c.case_id
 
 
 def test_wrong_metadata_fails_through_the_suite():
@@ -99,11 +99,11 @@ def test_diagnose_names_the_misread_selector():
 
 
 def test_run_cuda_packing_roundtrip_without_a_gpu():
-    """run_cuda's packing, launch arguments and unpacking, with the 'GPU' replaced by the model."""
+    """launch's packing, launch arguments and unpacking, with the 'GPU' replaced by the model."""
     cases = [c for c in DRIVER.cases("standard") if c.form["kind"] == "mxf4nvf4" and c.form["stype"] == "ue4m3"]
     inputs = [DRIVER.make_inputs(c) for c in cases]
     rec = RecordingModule(b"")
-    DRIVER.run_cuda(cases, inputs, rec)
+    DRIVER.launch(cases, inputs, rec)
     (launch,) = rec.launches
     assert launch["entry"] == "mma_bs" and launch["grid"][0] * 4 >= len(cases)
     arrs = [a for _, _, a in launch["args"]]
@@ -113,7 +113,7 @@ def test_run_cuda_packing_roundtrip_without_a_gpu():
         sel=sc.Selectors(*(int(sel[i]) >> s & 0xFF for s in (0, 8, 16, 24)))))
         for i, (cs, x) in enumerate(zip(cases, inputs, strict=True))])
     replay = RecordingModule(b"", replay={0: d})
-    results = DRIVER.run_cuda(cases, inputs, replay)
+    results = DRIVER.launch(cases, inputs, replay)
     for cs, x, r in zip(cases, inputs, results, strict=True):
         want = "observed" if cs.recipe.startswith("probe:") else "pass"
         assert compare(r.got, DRIVER.expected(cs, x)).status == want

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 
 SUITE = "peers"
 
@@ -134,10 +134,10 @@ class PeersDriver:
     def expected(self, case: Case, inputs: Any) -> Expectation:
         raise NotImplementedError("peers cases are judged in run_case")
 
-    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
         raise NotImplementedError("peers cases are judged in run_case")
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         raise NotImplementedError("peers cases are judged in run_case")
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:

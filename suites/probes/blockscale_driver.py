@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from suites.probes import blockscale_paths as P
 from suites.probes.blockscale_probes import bs_probe, vectors
 from suites.probes.blockscale_recover import classify, marginal_answer, probes_for, recover_bs
@@ -133,7 +133,7 @@ def result(case: Case, values: np.ndarray, kernel_us: float | None = None) -> La
                         {"observation": json.dumps(observation(case, values), default=str)})
 
 
-def run_model(case: Case, inputs: dict[str, Any]) -> LaunchResult:
+def run_record_model(case: Case, inputs: dict[str, Any]) -> LaunchResult:
     """Planted hypothesis on what the instruction would read (mma.sync: decoded register images)."""
     from suites.probes.blockscale_vectors import stack_bs
 
@@ -151,7 +151,7 @@ def module_ptx(case: Case) -> str:
     return P.tcgen05_module_ptx(path.form) if path.tcgen05 else P.mma_sync_module_ptx(path.form)
 
 
-def run_cuda(cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+def launch(cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
     """All cases of one path in one launch."""
     from mmacts.backends import cuda_runtime as cr
 

@@ -31,7 +31,7 @@ import ml_dtypes
 import numpy as np
 
 from suites.probes.blockfma import round_to_format
-from suites.probes.blockscale_vectors import INPUT_EMIN, BSArrays, BSForm
+from suites.probes.blockscale_vectors import INPUT_EMIN, BSArrays, BSForm, BSVector
 
 ANCHORS = ("across", "per_scale_block")
 UE8M0_FF = ("nan", "nan_nonzero", "pow2")
@@ -262,3 +262,11 @@ def evaluate(p: BSParams, form: BSForm, x: BSArrays, prep: Prepared | None = Non
     zero = np.where(pr.all_neg_zero, -0.0, 0.0) if p.zero_sign == "ieee" else np.zeros(n)
     acc = np.where(acc == 0, zero, acc)
     return np.where(pr.special, pr.special_val, acc)
+
+
+def exact_value(form: BSForm, v: BSVector) -> float:
+    """The exact (real-number) result of a finite vector under the OCP reading of the scale codes."""
+    sa = decode_scales(np.array(v.sa), form.stype)
+    sb = decode_scales(np.array(v.sb), form.stype)
+    terms = [x * y * sa[k // form.vs] * sb[k // form.vs] for k, (x, y) in enumerate(zip(v.a, v.b, strict=True))]
+    return math.fsum(terms + [v.c])

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suites.probes.blockscale_vectors import BSForm, BSVector, bsvec, exact_value, negate_bs, raw_bs
+from suites.probes.blockscale_model import exact_value
+from suites.probes.blockscale_vectors import BSForm, BSVector, bsvec, negate_bs, raw_bs
 
 J = 16
 NAN = float("nan")

@@ -253,13 +253,3 @@ def stack_bs(form: BSForm, vectors: Sequence[BSVector]) -> BSArrays:
         c=np.array([v.c for v in vectors], dtype=np.float64),
         enable_d=np.array([v.enable_d for v in vectors], dtype=bool),
     )
-
-
-def exact_value(form: BSForm, v: BSVector) -> float:
-    """The exact (real-number) result of a finite vector under the OCP reading of the scale codes."""
-    from suites.probes.blockscale_model import decode_scales
-
-    sa = decode_scales(np.array(v.sa), form.stype)
-    sb = decode_scales(np.array(v.sb), form.stype)
-    terms = [x * y * sa[k // form.vs] * sb[k // form.vs] for k, (x, y) in enumerate(zip(v.a, v.b, strict=True))]
-    return math.fsum(terms + [v.c])

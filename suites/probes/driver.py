@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
 from suites.probes.models import PATH_MODELS, reference_evaluator
@@ -82,7 +82,7 @@ GPU_PATHS = ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a")
 
 
 class ProbesDriver:
-    """Implements :class:`mmacts.backends.driver.Driver` for the numeric probes."""
+    """Implements :class:`mmacts.core.driver.Driver` for the numeric probes."""
 
     suite = SUITE
 
@@ -149,17 +149,17 @@ class ProbesDriver:
             return {"tcgen05_arithmetic": planted, "mma_sync_model": planted}
         return {}
 
-    def run_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         if BS.is_blockscale(case):
-            return BS.run_model(case, inputs)
+            return BS.run_record_model(case, inputs)
         ev = reference_evaluator(PATH_MODELS[case.form["path"]])
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         from suites.probes.hardware import evaluate_on_gpu
 
         if BS.is_blockscale(cases[0]):
-            return BS.run_cuda(cases, inputs, module)
+            return BS.launch(cases, inputs, module)
         path = cases[0].form["path"]
         if path not in GPU_PATHS:
             return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})

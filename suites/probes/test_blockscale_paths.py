@@ -11,9 +11,10 @@ import pytest
 
 from suites.probes import blockscale_driver as BD
 from suites.probes import blockscale_paths as P
+from suites.probes.blockscale_model import exact_value
 from suites.probes.blockscale_probes import BS_PROBES, vectors
 from suites.probes.blockscale_recover import probes_for
-from suites.probes.blockscale_vectors import FORMS, bsvec, exact_value, stack_bs
+from suites.probes.blockscale_vectors import FORMS, bsvec, stack_bs
 from suites.probes.recover import to_bits
 
 
@@ -70,7 +71,7 @@ def test_cases_skip_with_a_reason_off_blackwell():
 def test_model_case_reports_the_planted_answer():
     c = next(c for c in BD.cases() if c.case_id == "probes.bs_scale_anchor.tcgen05.sm_100a.mxf4nvf4.4X")
     inp = BD.make_inputs(c)
-    res = BD.run_model(c, inp)
+    res = BD.run_record_model(c, inp)
     obs = json.loads(res.extra["observation"])
     assert obs["answer"] == "anchor=across"  # the reference's reading, planted for tcgen05
     assert len(obs["measured_bits"]) == len(inp["vectors"])
@@ -79,7 +80,7 @@ def test_model_case_reports_the_planted_answer():
 
 def test_direct_probe_answers_name_a_reading():
     c = next(c for c in BD.cases() if c.case_id == "probes.bs_scale_nan.mma_sync.sm_120a.mxf4.2X")
-    obs = json.loads(BD.run_model(c, BD.make_inputs(c)).extra["observation"])
+    obs = json.loads(BD.run_record_model(c, BD.make_inputs(c)).extra["observation"])
     assert obs["supports"] == "ocp-nan" and obs["details"] == {"ue8m0_ff": "nan"}
 
 

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from mmacts.backends.driver import Driver
+from mmacts.core.driver import Driver
 from suites.probes.catalog import PROBES
 from suites.probes.driver import DRIVER, INSTRUCTIONS, case_id
 from suites.probes.hardware import mma_sync_operands, wgmma_operands
@@ -30,7 +30,7 @@ def test_cases_are_observations_with_stable_ids():
 def test_model_run_reports_an_answer():
     c = next(c for c in DRIVER.cases("full") if c.case_id == case_id("c_placement", "mma_sync.sm_90a"))
     inputs = DRIVER.make_inputs(c)
-    res = DRIVER.run_model(c, inputs)
+    res = DRIVER.run_record_model(c, inputs)
     obs = json.loads(res.extra["observation"])
     assert obs["answer"] == "c_placement=last"
     assert np.array_equal(res.got, DRIVER.expected(c, inputs).want)

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
@@ -24,6 +24,7 @@ from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
 from suites.tcgen05_blockscale import features as FT
 from suites.tcgen05_blockscale import plain as PL
+from suites.tcgen05_blockscale.probes import PROBES
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
@@ -49,7 +50,7 @@ def device_reason(cc: tuple[int, int], arch: str) -> str | None:
 
 
 class Tcgen05BlockScaleDriver:
-    """Implements ``mmacts.backends.driver.Driver`` for tcgen05.mma block scaling."""
+    """Implements ``mmacts.core.driver.Driver`` for tcgen05.mma block scaling."""
 
     suite = C.SUITE
 
@@ -79,7 +80,7 @@ class Tcgen05BlockScaleDriver:
             return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
         if "raw_codes" in inputs.extra:
             return Expectation(want=B.expected_raw_cells(inputs), mode="observe",
-                               note=f"PROBE {case.recipe.split(':', 1)[1]}: {C.PROBES['cp_decompress']}. 'want' "
+                               note=f"PROBE {case.recipe.split(':', 1)[1]}: {PROBES['cp_decompress']}. 'want' "
                                     "is the FP4 [5:2] / FP6 [6:1] container reading; the raw cells are the observation")
         flags = dict(negate_a=bool(rt.get("negate_a")), negate_b=bool(rt.get("negate_b")))
         if B.is_random(case):
@@ -100,7 +101,7 @@ class Tcgen05BlockScaleDriver:
             what = ("the product of A and B as the reference's descriptor walk reads the images"
                     if name == "smem_base_offset" else "the logical answer")
             return Expectation(want=want, mode="observe",
-                               note=f"PROBE {name}: {C.PROBES.get(name, '')}. 'want' is {what}; "
+                               note=f"PROBE {name}: {PROBES.get(name, '')}. 'want' is {what}; "
                                     "a mismatch pattern is the observation")
         return Expectation(want=want, mode="exact", note="exact by construction (reference.gemm)")
 
@@ -113,14 +114,14 @@ class Tcgen05BlockScaleDriver:
         against it), exact float64 accumulation for exact-by-construction data."""
         return {"tcgen05_arithmetic": C.numeric_model_of(case) if B.is_random(case) else "float64"}
 
-    def run_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
+    def run_record_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
         hyp = machine.Hypotheses(arithmetic=C.numeric_model_of(case) if B.is_random(case) else "float64")
         dumps = machine.run(_form(case), inputs.programs, hyp)
         got = B.decode_output(inputs, dumps)
         return LaunchResult(got=got, extra={"backend": "model", "hypotheses":
                                             f"{hyp.sf_lane_rule}, {hyp.sparse_meta}, {hyp.arithmetic}"})
 
-    def run_cuda(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
+    def launch(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
         """Launch every runnable case of one form in one grid (one CTA / CTA pair per case)."""
         from mmacts.backends import cuda_runtime as CR
 

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends.driver import Expectation, LaunchResult
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
+from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import tcgen05_feature_kernels as FK
 from reference.tcgen05 import tmem_image as TI
+from suites.tcgen05_blockscale.probes import PROBES
 
 PRE_BASE = 0x40000000
 DIAGNOSIS = ("position-coded: a got word 0x4LLLLCCC came from the preloaded cell (lane bits 9-15, column bits 0-8), "
@@ -188,8 +189,6 @@ def expected(case: Case, inp: FeatureInputs) -> Expectation:
         want = _f32(want_store(inp))
     if case.recipe.startswith("probe:"):
         name = case.recipe.split(":", 1)[1]
-        from suites.tcgen05_blockscale.cases import PROBES
-
         return Expectation(want=want, mode="observe", note=f"PROBE {name}: {PROBES[name]}")
     return Expectation(want=want, mode=SIGNED_ZERO_MODE, note="position-coded raw cells / registers, bit for bit")
 

@@ -9,11 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mmacts.backends.driver import Driver
+from mmacts.core.driver import Driver
 from mmacts.spec import catalog
 from mmacts.spec import queries as Q
 from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale.driver import DRIVER, device_reason
+from suites.tcgen05_blockscale.probes import PROBES
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_random_cases_compare_with_the_numeric_model(standard) -> None:
     inp = DRIVER.make_inputs(c)
     exp = DRIVER.expected(c, inp)
     assert exp.mode == "observe" and C.NUMERIC_MODEL in exp.note
-    got = DRIVER.run_model(c, inp).got
+    got = DRIVER.run_record_model(c, inp).got
     assert np.array_equal(got, exp.want)  # the model decodes the operands the numeric model sees
     # random data are order-sensitive: the correctly rounded answer differs somewhere
     from suites.tcgen05_blockscale import build as B
@@ -78,7 +79,7 @@ def test_field_values_are_covered(standard) -> None:
     assert {c.runtime["sf_stage"] for c in standard} == {"st", "cp"}
     assert any(c.form["a_tmem"] for c in standard) and any(c.form["sparse"] for c in standard)
     assert {c.runtime.get("swizzle_a", "128B") for c in standard} >= {"none", "32B", "64B", "128B"}
-    assert {c.recipe for c in every if C.is_probe(c)} == {f"probe:{p}" for p in C.PROBES}
+    assert {c.recipe for c in every if C.is_probe(c)} == {f"probe:{p}" for p in PROBES}
 
 
 def test_non_blackwell_skips_with_reason() -> None:
@@ -95,7 +96,7 @@ def test_sample_cases_pass_on_model(standard) -> None:
     picks = DRIVER.cases("smoke") + [c for c in standard if "K96" in c.case_id][:1]
     for c in picks:
         inp = DRIVER.make_inputs(c)
-        got = DRIVER.run_model(c, inp).got
+        got = DRIVER.run_record_model(c, inp).got
         exp = DRIVER.expected(c, inp)
         assert exp.mode == "exact" and np.array_equal(got, exp.want), c.case_id
     probe = next(c for c in standard if c.recipe == "probe:sf_quadrant")
@@ -108,7 +109,7 @@ def test_wrong_sf_id_is_diagnosed_by_name() -> None:
     p = inp.programs[0]
     op = p.mmas[0]
     wrong = replace(inp, programs=[replace(p, mmas=[replace(op, idesc=op.idesc | (1 << 4))])])  # SFB ID 1
-    got = DRIVER.run_model(case, wrong).got
+    got = DRIVER.run_record_model(case, wrong).got
     want = DRIVER.expected(case, inp).want
     mask = got != want
     assert mask.any()

@@ -18,9 +18,9 @@ import time
 from collections import defaultdict
 
 from mmacts.backends import cuda_runtime, execute, gpu
-from mmacts.backends.driver import LaunchResult
 from mmacts.compare.answer_cache import AnswerCache
-from mmacts.runner.suites import load_driver
+from mmacts.core.driver import LaunchResult
+from mmacts.core.suites import load_driver
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
         execute.gpu.probe = lambda: status
         cuda_runtime.load_module = lambda image: object()
         want = {c.case_id: drv.expected(c, drv.make_inputs(c)).want for c in cases}
-        drv.run_cuda = lambda batch, inputs, module: [
+        drv.launch = lambda batch, inputs, module: [
             LaunchResult(got=want[c.case_id].copy(), kernel_us=7.0) for c in batch]
     root = tempfile.mkdtemp(prefix="mmacts-answers-")
     by_form: dict[str, list] = defaultdict(list)

@@ -35,7 +35,8 @@ def _run_bs(case, inputs, **kw):
 # ------------------------------------------------------------------------------------ differential
 
 def test_blockscale_suite_every_case_full():
-    """All 3281 cases of mma_sync_blockscale (standard's 482 are a subset; one probe) vs run_model and expected."""
+    """All 3281 cases of mma_sync_blockscale (standard's 482 are a subset; one probe) vs run_record_model and
+    expected."""
     from suites.mma_sync_blockscale.driver import DRIVER
 
     cases = DRIVER.cases("full")
@@ -45,7 +46,7 @@ def test_blockscale_suite_every_case_full():
         inputs = DRIVER.make_inputs(case)
         q, d = _run_bs(case, inputs)
         got = ms.read_c(q, d)
-        if not _same(got, DRIVER.run_model(case, inputs).got):
+        if not _same(got, DRIVER.run_record_model(case, inputs).got):
             bad_model.append(case.case_id)
         if not _same(got, DRIVER.expected(case, inputs).want):
             bad_want.append(case.case_id)
@@ -64,7 +65,7 @@ def test_hopper_mma_sync_cases_and_published_replays():
         d = ms.execute_mma_sync(q, inputs["a"], inputs["b"], inputs["c"], arch="sm_90a")
         got = DRIVER._finish_mma(case, inputs, ms.read_c(
             ms.MmaSyncForm(q.shape, q.dtype, q.atype, q.btype, q.dtype), d).astype(np.float32))
-        assert _same(got, DRIVER.run_model(case, inputs).got), case.case_id
+        assert _same(got, DRIVER.run_record_model(case, inputs).got), case.case_id
         assert _same(got, DRIVER.expected(case, inputs).want), case.case_id
 
 
@@ -94,7 +95,7 @@ def test_probe_paths():
         else:
             continue
         got = ms.read_c(q, d)[:, 0, 0]
-        assert _same(got, DRIVER.run_model(case, inputs).got), case.case_id
+        assert _same(got, DRIVER.run_record_model(case, inputs).got), case.case_id
         n += 1
     assert n >= 80
 

@@ -43,7 +43,7 @@ def _run_case(case, inputs, shared_base: int = 0):
 
 def test_hopper_wgmma_every_case():
     """All wgmma cases of hopper_validation full (fp8 exact/random, bf16 K/MN-major, every swizzle, and
-    the two 5000-vector published QGMMA replays) vs run_model and the expectation, bit for bit."""
+    the two 5000-vector published QGMMA replays) vs run_record_model and the expectation, bit for bit."""
     from suites.hopper_validation.driver import DRIVER, WG_N
 
     cases = [c for c in DRIVER.cases("full") if c.form["path"] == "wgmma"]
@@ -52,7 +52,7 @@ def test_hopper_wgmma_every_case():
         inputs = DRIVER.make_inputs(case)
         _, d, _ = _run_case(case, inputs, shared_base=1024 if case.recipe == "exact" else 0)
         got = DRIVER._finish_wg(case, inputs, wg.read_accumulator(d, WG_N).astype(np.float32))
-        assert _same(got, DRIVER.run_model(case, inputs).got), case.case_id
+        assert _same(got, DRIVER.run_record_model(case, inputs).got), case.case_id
         assert _same(got, DRIVER.expected(case, inputs).want), case.case_id
 
 
@@ -71,7 +71,7 @@ def test_probe_wgmma_path():
         d, _ = wg.execute_wgmma(q, ops["img"], ops["desc"][:, 0, 0], ops["desc"][:, 0, 1], d0, True)
         i = np.arange(64)
         got = wg.read_accumulator(d, 64)[:, i, i].reshape(-1)[: ops["n"]]
-        assert _same(got, DRIVER.run_model(case, inputs).got), case.case_id
+        assert _same(got, DRIVER.run_record_model(case, inputs).got), case.case_id
         n += 1
     assert n >= 10
 

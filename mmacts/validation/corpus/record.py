@@ -7,7 +7,7 @@
 
 ``build`` writes ``BUILD/corpus`` (one cubin per corpus kernel, ``inputs.npz``, ``manifest.json``) and
 ``BUILD/hopper`` (the hopper_validation launches as ``suites.hopper_validation.bundle build`` records
-them through the driver's real ``run_cuda``, plus each module's PTX). ``store`` joins the build with
+them through the driver's real ``launch``, plus each module's PTX). ``store`` joins the build with
 what the GPU returned into a small, commit-ready folder that :mod:`mmacts.validation.corpus.records` reads.
 """
 
@@ -62,7 +62,7 @@ def record_hopper(level: str) -> list[dict]:
     for i, (_, cases) in enumerate(sorted(groups.items(), key=lambda kv: kv[1][0].case_id)):
         ptx = DRIVER.module_ptx(cases[0])
         rec = RecordingModule(b"")
-        DRIVER.run_cuda(cases, [DRIVER.make_inputs(c) for c in cases], rec)
+        DRIVER.launch(cases, [DRIVER.make_inputs(c) for c in cases], rec)
         mods.append({"name": f"m{i:02d}", "cases": [c.case_id for c in cases], "ptx": ptx, "rec": rec})
     return mods
 

@@ -139,7 +139,7 @@ def test_cluster_silicon_spot_checks(record) -> None:
 
 @pytest.mark.parametrize("record", [d for d in RECORDS if R.has_hopper(d)], ids=lambda p: p.name)
 def test_hopper_silicon_outputs_pass_the_suite(record) -> None:
-    """The recorded silicon outputs, replayed through the driver's real run_cuda, pass as on the GPU."""
+    """The recorded silicon outputs, replayed through the driver's real launch, pass as on the GPU."""
     from mmacts.backends.cuda_runtime import RecordingModule
     from mmacts.compare.compare import compare
     from suites.hopper_validation.driver import DRIVER
@@ -153,7 +153,7 @@ def test_hopper_silicon_outputs_pass_the_suite(record) -> None:
         outs = [(int(i), la.silicon[key]) for i, (kind, key, _) in enumerate(a for a in la.args if a[0] == "out")]
         replay = {i: v for i, v in outs}
         inputs = [DRIVER.make_inputs(c) for c in cases]
-        for c, x, res in zip(cases, inputs, DRIVER.run_cuda(cases, inputs, RecordingModule(b"", replay=replay)),
+        for c, x, res in zip(cases, inputs, DRIVER.launch(cases, inputs, RecordingModule(b"", replay=replay)),
                              strict=True):
             st = compare(res.got, DRIVER.expected(c, x)).status
             statuses.append((c.case_id, st))

@@ -1,5 +1,9 @@
 """Cluster shared-address probe: what cvta / mapa / mov-of-a-shared-symbol give per CTA rank on this GPU."""
-import cupy as cp, numpy as np, json, sys
+import json
+
+import cupy as cp
+import numpy as np
+
 
 def ptx(cx):
     return f"""
@@ -66,11 +70,18 @@ DONE:
  ret;
 }}
 """
-names = ["rank","mov_buf_u32","cvta_to_shared","mapa0","mapa1","mapa_peer","ld_peer","ld_own_cluster","ld_masked","ld_generic_peer","mov_pad_u32","isspacep_cluster(peer generic)","isspacep_shared(peer generic)","isspacep_shared(own generic)","ctaid","_","generic_own","mapa_u64_0","mapa_u64_1","mapa_u64_peer","mov_buf_u64","cvta_to_shared_u64"]
+names = [
+    'rank', 'mov_buf_u32', 'cvta_to_shared', 'mapa0', 'mapa1', 'mapa_peer', 'ld_peer', 'ld_own_cluster',
+    'ld_masked', 'ld_generic_peer', 'mov_pad_u32', 'isspacep_cluster(peer generic)',
+    'isspacep_shared(peer generic)', 'isspacep_shared(own generic)', 'ctaid', '_', 'generic_own',
+    'mapa_u64_0', 'mapa_u64_1', 'mapa_u64_peer', 'mov_buf_u64', 'cvta_to_shared_u64',
+]
 res = {}
 for cx in (2, 4):
-    import tempfile, os
-    fn = os.path.join(tempfile.mkdtemp(), "p.ptx"); open(fn, "w").write(ptx(cx))
+    import os
+    import tempfile
+    fn = os.path.join(tempfile.mkdtemp(), "p.ptx")
+    open(fn, "w").write(ptx(cx))
     m = cp.RawModule(path=fn)
     f = m.get_function("probe")
     out = cp.zeros((cx * 2, 32), dtype=cp.uint32)
@@ -80,7 +91,7 @@ for cx in (2, 4):
     rows = []
     for r in h:
         u = list(map(int, r[:16])) + [int(x) for x in r[16:28].view(np.uint64)]
-        rows.append({n: hex(v) for n, v in zip(names, u)})
+        rows.append({n: hex(v) for n, v in zip(names, u, strict=False)})
     res[f"cluster{cx}"] = rows
 print(json.dumps(res, indent=1))
 print(cp.cuda.runtime.getDeviceProperties(0)["name"])

@@ -6,7 +6,11 @@ answer open (``observed-only``, a register entry decides it), or nothing plants 
 
 Why a second view: a row cited by a case is not a feature that can fail (issue 26 found seven features whose
 rows were cited and whose misbehaviour no case noticed). ``coverage.json`` carries it as ``features``
-(``run.coverage_data``); ``python -m mmacts.mutants.features`` prints it.
+(``mmacts.mutants.run.coverage_data``); ``python -m mmacts.report.mutant_features`` prints it.
+
+Here, on the report floor, with where the document lives (:data:`COVERAGE_PATH`) and how it is read
+(:func:`load_coverage`): the mutation run (``mmacts.mutants``, a tool on the top floor) writes it, the reports and
+the CLI read it, and a reader must not import the tool that wrote its input (issue 25).
 """
 
 from __future__ import annotations
@@ -14,7 +18,19 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+COVERAGE_PATH = Path(__file__).resolve().parents[1] / "mutants" / "coverage.json"
+"""Written by ``mmacts selftest --mutants --write-coverage`` (:mod:`mmacts.mutants.run`), committed."""
+
+
+def load_coverage(path: Path | None = None) -> dict[str, Any] | None:
+    """The mutation coverage document, or ``None`` where no mutation run wrote one yet."""
+    p = path or COVERAGE_PATH
+    if not p.exists():
+        return None
+    return json.loads(p.read_text(encoding="utf-8"))
 
 
 def _prefix(*names: str) -> Callable[[str], bool]:
@@ -115,8 +131,6 @@ def table(doc: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mmacts.mutants.run import COVERAGE_PATH, load_coverage
-
     args = list(sys.argv[1:] if argv is None else argv)
     doc = load_coverage() if not args else json.loads(open(args[0], encoding="utf-8").read())
     if doc is None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mmacts.mutants import features as FE
 from mmacts.mutants.registry import all_mutants
+from mmacts.report import mutant_features as FE
 
 
 def test_every_feature_has_a_mutant_in_the_registry() -> None:

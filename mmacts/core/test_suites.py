@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mmacts.runner import suites
+from mmacts.core import suites
 
 
 def test_a_driver_is_looked_up_once_and_its_current_driver_served(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,7 +49,7 @@ def _sha(data: bytes) -> str:
 
 def code_hash(root: Path | None = None) -> str:
     """SHA-256 over the path and bytes of every ``*.py`` of the suite code (sorted): which code made a run."""
-    from mmacts.runner.suites import REPO_ROOT
+    from mmacts.core.suites import REPO_ROOT
 
     root = root or REPO_ROOT
     h = hashlib.sha256()
@@ -83,8 +83,8 @@ def _ids_hash(ids: list[str]) -> str:
 
 def pack(run_dir: Path, out: Path) -> dict[str, Any]:
     """Write the package of a completed run; returns its manifest."""
+    from mmacts.core.records import latest_by_case
     from mmacts.report.cli import ReportInputError, read_meta, run_records
-    from mmacts.report.records import latest_by_case
 
     run_dir = Path(run_dir)
     try:
@@ -148,7 +148,7 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 def verify(path: Path) -> tuple[list[str], list[str]]:
     """(problems, notes) of a package: see the module docstring."""
-    from mmacts.report.records import RecordsError, latest_by_case, read_records
+    from mmacts.core.records import RecordsError, latest_by_case, read_records
 
     manifest, blobs = _read(path)
     problems, notes = [], []

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mmacts.report import package
-from mmacts.runner import cli
+from mmacts.runner import cli, package
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The contract between a suite and the generic backends.
+"""The contract between a suite and the generic backends (the ground floor: :mod:`mmacts.core`).
 
 A suite knows its instruction: how to enumerate cases, how to build the kernel
 module for a form, how to make inputs, what the answer must be, and how the
@@ -75,12 +75,16 @@ class Driver(Protocol):
         """The reference answer, computed independently of the kernel and the model."""
         ...
 
-    def run_model(self, case: Case, inputs: Any) -> LaunchResult:
-        """Execute ``case`` on the CPU spec model from the encoded operands."""
+    def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
+        """Execute ``case`` on the suite's record-level model (CPU, from the encoded operands, no PTX): the
+        executor's fallback where the VM refuses a case (``executor`` = ``record-model``). Was ``run_model``,
+        a name that read like the ``model`` backend, which runs the PTX VM."""
         ...
 
-    def run_cuda(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
-        """Launch many cases of one form at once on a GPU; one result per case."""
+    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
+        """Launch many cases of one form at once on a loaded ``module``; one result per case. The module is a
+        GPU's (``cuda`` backend) or the PTX VM's ``VmModule`` (``model`` backend): the same code runs on both.
+        Was ``run_cuda``, a name that hid the VM."""
         ...
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
