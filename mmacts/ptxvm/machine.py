@@ -200,6 +200,10 @@ class Machine:
         self.spin_pc: np.ndarray | None = None
         """Threads whose last mbarrier wait failed (they yield, see :meth:`spin`)."""
         self.pending_regs: dict[str, tuple[np.ndarray, Instr]] = {}
+        self.ld_read: dict[str, np.ndarray] = {}
+        """Per pending tcgen05.ld destination register, the threads that have read it since the load: their
+        part of the load has read Tensor Memory (a later dealloc need not wait for it), though the register
+        stays pending for an overwrite (AMB-TCGEN05-LD-NO-WAIT-DEALLOC)."""
         """Registers written by an asynchronous load (``tcgen05.ld``) not yet waited for."""
         self.code = self.entry.code
         self.labels = self.entry.labels
@@ -299,6 +303,8 @@ class Machine:
             mask, _ = self.pending_regs.get(name, (np.zeros(self.T, dtype=bool), src))
             mask[threads] = True
             self.pending_regs[name] = (mask, src)
+            if name in self.ld_read:
+                self.ld_read[name][threads] = False
 
     def clear_pending(self, names: Any, threads: np.ndarray) -> None:
         """The wait that completes ``names`` of ``threads`` has executed."""
@@ -321,8 +327,10 @@ class Machine:
             if src.base == "tcgen05":
                 # the read waits for the load's value, so this register of these threads has been read from
                 # Tensor Memory: a later dealloc need not wait for it (reading register-read-completes of
-                # AMB-TCGEN05-LD-NO-WAIT-DEALLOC, the one CUTLASS's SM100 epilogue relies on)
-                self.clear_pending([name], act)
+                # AMB-TCGEN05-LD-NO-WAIT-DEALLOC, the one CUTLASS's SM100 epilogue relies on); an overwrite
+                # before tcgen05.wait::ld stays a hazard (write)
+                read = self.ld_read.setdefault(name, np.zeros(self.T, dtype=bool))
+                read[act] = True
         try:
             reg = self.regs[name]
         except KeyError:

@@ -274,7 +274,8 @@ def _alloc(m: Machine, ins: Instr, act: np.ndarray) -> None:
             elif op == "dealloc":
                 in_cta = m.cta == cta
                 for name, (mask, src) in m.pending_regs.items():
-                    if src.base == "tcgen05" and (mask & in_cta).any():
+                    unread = mask & ~m.ld_read.get(name, np.zeros_like(mask))
+                    if src.base == "tcgen05" and (unread & in_cta).any():
                         raise VmHazard(f"tcgen05.dealloc while the tcgen05.ld at {src.where()} (into {name}) of CTA "
                                        f"{m.ctas[cta]} is not completed by tcgen05.wait::ld (9.7.16.6.4.5)")
                 taddr = _uniform(m, m.read(ins.operands[0], U32, w), ins, "taddr")
