@@ -177,21 +177,32 @@ def swap_sfb_halves(x: TC.TritonInputs, bn: int) -> None:
     x.sb_mem = TC.preshuffle_scales(np.ascontiguousarray(sb))
 
 
-def _maps(cfg: GluonConfig, meta: dict[str, Any], x: TC.TritonInputs) -> list[Any]:
-    """Kernel arguments of the four descriptors: each a by-value tensor map, then its shape (i32) and
-    strides (i64), in Triton's order."""
-    from mmacts.ptxvm import api as vm
+_TMA_DEVICE_TO_HOST = {8: 10, 9: 8, 10: 9}
+"""Triton's ``tensordesc_meta`` element types are the device's tensor-map codes; the driver's enum differs
+for these three (Triton's NVIDIA driver maps them the same way)."""
 
-    kg = x.K // cfg.group
-    mems = [x.a_mem, x.b_mem, x.sa_mem.reshape(1, x.M // 128, kg // 4, 2, 256),
-            x.sb_mem.reshape(1, x.N // 128, kg // 4, 2, 256)]
+
+def _maps(meta: dict[str, Any], mems: list[np.ndarray]) -> list[Any]:
+    """Kernel arguments of the descriptors over the C-order byte arrays ``mems``: each a by-value tensor map
+    (``cuTensorMapEncodeTiled``'s contract, from the compiler's swizzle, element type and per-CTA box; a
+    ``fp4_padded`` operand is described in 4-bit elements, twice the bytes along K, as Triton's driver does),
+    then its shape (i32) and strides (i64) in elements of the array, in Triton's order."""
+    from mmacts.ptxvm import api as vm
+    from mmacts.ptxvm.host.tensormap import encode_tiled
+
     out: list[Any] = []
     for mem, md in zip(mems, meta["tensordesc_meta"], strict=True):
-        assert not md["fp4_padded"] and not md.get("is_im2col"), md
+        assert not md.get("is_im2col"), md
         dev = vm.asarray(np.ascontiguousarray(mem))
-        out.append(vm.tensormap_tiled(dev, md["block_size"], swizzle=int(md["swizzle"]), by_value=True))
-        out += [np.int32(s) for s in mem.shape]
-        out += [np.int64(int(np.prod(mem.shape[k + 1:]))) for k in range(mem.ndim)]
+        dims = list(reversed(mem.shape))
+        if md["fp4_padded"]:
+            dims[0] *= 2
+        strides = [int(np.prod(mem.shape[k + 1:])) for k in range(mem.ndim)]
+        et = int(md["elem_type"])
+        m = encode_tiled(_TMA_DEVICE_TO_HOST.get(et, et), mem.ndim, dev.base, dims, list(reversed(strides[:-1])),
+                         list(reversed(md["block_size"])), swizzle=int(md["swizzle"]))
+        out.append(np.frombuffer(m.tobytes(), dtype="V128")[0])
+        out += [np.int32(s) for s in mem.shape] + [np.int64(s) for s in strides]
     return out
 
 
@@ -213,7 +224,10 @@ def run_gluon_case(case: Case, *, k_tiles: int = 2, fault: str | None = None,
     mod = vm.RawModule(code=meta["ptx"], arch="sm_100a", max_steps=20_000_000)
     k = mod.get_function(meta["name"])
     c = vm.empty((x.M, x.N), np.float32)
-    args = _maps(cfg, meta, x) + [c, np.int32(x.K), np.int32(x.N)]
+    kg4 = x.K // cfg.group // 4
+    mems = [x.a_mem, x.b_mem, x.sa_mem.reshape(1, x.M // 128, kg4, 2, 256),
+            x.sb_mem.reshape(1, x.N // 128, kg4, 2, 256)]
+    args = _maps(meta, mems) + [c, np.int32(x.K), np.int32(x.N)]
     args += [vm.zeros(1, np.uint8), vm.zeros(1, np.uint8)][: len(k.params) - len(args)]
     grid = (x.M // cfg.bm * cfg.ctas, x.N // cfg.bn, 1)
     info = f"triton {meta['triton_version']} gluon, {cfg.ctas} CTA, {meta['num_warps']} warps, {meta['shared']} B"

@@ -17,7 +17,8 @@ looping over K:
   ``(r % 32) * 16 + (r // 32) * 4 + g % 4``); the shared-memory view is un-permuted to ``[MN, K / G]``,
   which is the layout ``tcgen05.cp ... 32x128b.warpx4`` reads, and copied to tensor memory with
   ``tcgen05_copy``;
-- ``tcgen05_mma_scaled`` issues the MMA, ``tcgen05_commit`` arrives on an mbarrier when it is done;
+- ``tcgen05_mma_scaled`` issues the MMA with ``mbarriers=[mma_bar]``, which Gluon lowers to a
+  ``tcgen05.commit`` (multicast to both CTAs of a pair) that arrives when the MMA is done;
 - the accumulator is read with ``tcgen05.ld`` and stored to C with plain stores.
 
 With ``TWO_CTAS`` (``num_ctas=2``): the tile is ``BM = 256`` rows, each CTA loads and holds its 128 rows
@@ -40,7 +41,6 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryScalesLayout,
     allocate_tensor_memory,
     mbarrier,
-    tcgen05_commit,
     tcgen05_copy,
     tcgen05_mma_scaled,
     tma,
