@@ -1,7 +1,7 @@
 """The Gluon peer kernel: its case list, the PTX forms Triton emits for it, and its exact product on the VM.
 
 Compile and VM tests skip without the ``peers`` extra (``triton``). A launch that stops at a VM gap named in
-:data:`VM_GAPS` is an ``xfail`` naming the gap (the VM refused by name: no silent approximation); any other
+:data:`gluon_cases.VM_GAPS` is an ``xfail`` naming the gap (the VM refused by name: no silent approximation); any other
 outcome must be the exact product, and with the planted fault (the two N halves of SFB swapped) must not be."""
 
 from __future__ import annotations
@@ -26,19 +26,6 @@ needs_triton = pytest.mark.skipif(not _have_triton(), reason="needs the peers ex
 ALL = GC.gluon_cases("full")
 CTA1 = next(c for c in ALL if ".cta1.mxfp8." in c.case_id)
 CTA2 = next(c for c in ALL if ".cta2.mxfp8." in c.case_id)
-
-VM_GAPS = (
-    ("misaligned param access of 128 bytes",
-     "a __grid_constant__ tensor map at a 64-aligned (not 128-aligned) parameter offset is refused"),
-    ("used before mbarrier.init", "shared::cluster addresses carrying the CTA rank (0xFEFFFFF0 mask) are not modelled"),
-    ("is not implemented", "a cluster form the VM does not implement yet"),
-)
-"""Substring of the VM's error -> the gap it names (the h23-cluster VM work closes these)."""
-
-
-def _gap(msg: str) -> str | None:
-    return next((why for sub, why in VM_GAPS if sub in msg), None)
-
 
 def test_levels_nest_and_ids_are_unique():
     ids = {lvl: [c.case_id for c in GC.gluon_cases(lvl)] for lvl in ("smoke", "standard", "full")}
@@ -93,8 +80,8 @@ def test_one_cta_ptx_has_no_cluster_forms():
 @pytest.mark.parametrize("case", [CTA1, CTA2], ids=[CTA1.case_id, CTA2.case_id])
 def test_kernel_computes_exact_product_and_sees_the_planted_fault(case):
     got, want, msg = GC.run_gluon_case(case)
-    if got is None and _gap(msg):
-        pytest.xfail(f"VM gap: {_gap(msg)}: {msg}")
+    if got is None and GC.vm_gap(msg):
+        pytest.xfail(f"VM gap: {GC.vm_gap(msg)}: {msg}")
     assert got is not None, msg
     assert np.count_nonzero(want) > want.size // 2
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=msg)
