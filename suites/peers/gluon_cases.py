@@ -18,14 +18,13 @@ CTAs of a pair own for B): the product must then differ, or the check is blind t
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.toolchain.cache import DiskCache, cache_key
+from mmacts.toolchain.cache import DiskCache
 from suites.peers import triton_cases as TC
 
 SUITE = "peers"
@@ -107,14 +106,7 @@ def _kernel_source() -> str:
 
 def compile_config(cfg: GluonConfig, *, cache: DiskCache | None = None) -> dict[str, Any]:
     """PTX and launch metadata of ``cfg``'s kernel (from the disk cache when present)."""
-    cache = cache or DiskCache("peers")
-    key = cache_key("gluon", TC._triton_version(), _kernel_source(), asdict(cfg))
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    payload = _compile(cfg)
-    cache.put(key, payload)
-    return payload
+    return TC.cached_compile("gluon", _kernel_source(), cfg, _compile, cache)
 
 
 def _desc_types(cfg: GluonConfig) -> dict[str, str]:
@@ -145,12 +137,7 @@ def _desc_types(cfg: GluonConfig) -> dict[str, str]:
 
 
 def _compile(cfg: GluonConfig) -> dict[str, Any]:
-    from mmacts.toolchain.locate import find_tool
-
-    ptxas = str(find_tool("ptxas"))
-    os.environ.setdefault("TRITON_PTXAS_PATH", ptxas)
-    os.environ.setdefault("TRITON_PTXAS_BLACKWELL_PATH", ptxas)
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    TC.triton_env()
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -254,12 +241,7 @@ def run_gluon_case(case: Case, *, k_tiles: int = 2, fault: str | None = None,
     except vm.LaunchError as exc:
         return None, want, f"{exc.outcome.status}: {exc} ({info})"
     got = c.get()
-    bad = got.view(np.uint32) != want.view(np.uint32)
-    if bad.any():
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        return got, want, (f"{int(bad.sum())}/{bad.size} elements differ, first D[{i},{j}] = {got[i, j]!r} "
-                           f"want {want[i, j]!r} ({info}, {out.steps} steps, {out.wall_s:.1f}s)")
-    return got, want, f"exact ({info}, {out.steps} steps, {out.wall_s:.1f}s)"
+    return got, want, TC.exact_message(got, want, f"{info}, {out.steps} steps, {out.wall_s:.1f}s")
 
 
 __all__ = ["VM_GAPS", "GluonConfig", "compile_config", "gluon_cases", "run_gluon_case", "swap_sfb_halves", "vm_gap"]
