@@ -158,6 +158,7 @@ def _compile(cfg: GluonConfig) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------ run
 VM_GAPS = (
+    ("state space .param is not implemented", "cvta.param of a __grid_constant__ tensor map is not implemented"),
     ("misaligned param access of 128 bytes",
      "a __grid_constant__ tensor map at a 64-aligned (not 128-aligned) parameter offset is refused"),
     ("used before mbarrier.init", "shared::cluster addresses carrying the CTA rank (the 0xFEFFFFF0 mask that finds "
