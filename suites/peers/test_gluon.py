@@ -88,3 +88,13 @@ def test_kernel_computes_exact_product_and_sees_the_planted_fault(case):
     bad, _, fmsg = GC.run_gluon_case(case, fault="swap_sfb")
     assert bad is not None, fmsg
     assert (bad.view(np.uint32) != want.view(np.uint32)).mean() > 0.5, fmsg
+
+
+@needs_triton
+def test_split_sfb_layout_compiles_to_one_sfb_copy_per_cta():
+    """The register cites this (AMB-SF-2CTA-SFB-COPY): Triton 3.9 also accepts SFB split across the pair like B;
+    each CTA then copies only its N half and the accumulator starts in the columns after it."""
+    from dataclasses import replace
+
+    ptx = GC.compile_config(replace(GC.config_of(CTA2), sfb_split=True))["ptx"]
+    assert ptx.count("tcgen05.cp.cta_group::2") == 2 * 2
