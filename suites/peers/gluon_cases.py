@@ -48,6 +48,7 @@ class GluonConfig:
     bk: int
     num_warps: int = 4
     sfb_split: bool = False  # 2-CTA: SFB split like B (each CTA its N half) instead of whole in both CTAs
+    tiles: tuple[int, int] = (1, 1)  # tiles (clusters) along M and N: more than one checks the tile/rank arithmetic
     # duck-typed fields that triton_cases.make_inputs / expected read
     load: str = "tma5t"
     b_major: str = "bK"
@@ -63,7 +64,8 @@ class GluonConfig:
     @property
     def case_id(self) -> str:
         fmt = _FMT_NAME.get((self.fmt_a, self.fmt_b, self.scale), f"{self.fmt_a}x{self.fmt_b}.{self.scale}")
-        extra = ".sfbsplit" if self.sfb_split else ""
+        extra = (".sfbsplit" if self.sfb_split else "") + ("" if self.tiles == (1, 1) else
+                                                           f".tiles{self.tiles[0]}x{self.tiles[1]}")
         return f"peers.gluon.mma_scaled.cta{self.ctas}.{fmt}.m{self.bm}n{self.bn}k{self.bk}{extra}"
 
 
@@ -76,6 +78,8 @@ def _configs() -> list[tuple[str, GluonConfig]]:
         (S, GluonConfig(2, "e4m3", "e4m3", "ue8m0", 256, 256, 128)),
         (F, GluonConfig(2, "e2m1", "e2m1", "ue8m0", 256, 256, 256)),
         (F, GluonConfig(2, "e2m1", "e2m1", "ue4m3", 256, 256, 256)),
+        (F, GluonConfig(1, "e4m3", "e4m3", "ue8m0", 128, 128, 128, tiles=(2, 2))),
+        (F, GluonConfig(2, "e4m3", "e4m3", "ue8m0", 256, 256, 128, tiles=(2, 2))),
     ]
 
 
@@ -94,6 +98,7 @@ def gluon_cases(level: str) -> list[Case]:
 def config_of(case: Case) -> GluonConfig:
     f = dict(case.form)
     f.pop("peer", None)
+    f["tiles"] = tuple(f.get("tiles", (1, 1)))
     return GluonConfig(**f)
 
 
@@ -221,7 +226,7 @@ def run_gluon_case(case: Case, *, k_tiles: int = 2, fault: str | None = None,
 
     cfg = config_of(case)
     meta = compile_config(cfg)
-    x = TC.make_inputs(cfg, case.seed, k_tiles)  # type: ignore[arg-type]
+    x = TC.make_inputs(cfg, case.seed, k_tiles, cfg.tiles)  # type: ignore[arg-type]
     want = TC.expected(cfg, x)  # type: ignore[arg-type]
     if fault == "swap_sfb":
         swap_sfb_halves(x, cfg.bn)
