@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from mmacts.fuzz import records as R
-from mmacts.fuzz.vm import run_vm
+from mmacts.validation.fuzz import records as R
+from mmacts.validation.fuzz.vm import run_vm
 
 
 def main() -> None:

@@ -11,8 +11,8 @@ on NaN. Floats of every type (.f16 .bf16 .f32 .f64 and the x2 forms) go through
 :mod:`mmacts.ptxvm.floatops` (one exact rounding in the instruction's mode, NaN rules per instruction
 as H100 writes them). A qualifier a handler does not implement is refused by name (:data:`QUALIFIERS`).
 Where H100 departs from the ISA text the silicon wins and the docstring says so (bfe/bfi on 64 bits
-take the whole 32-bit position and length). The silicon corpus (``mmacts/ptxvm/corpus``) and the fuzz
-records (``mmacts/fuzz``) check these rules against an H100 bit for bit.
+take the whole 32-bit position and length). The silicon corpus (``mmacts/validation/corpus``) and the fuzz
+records (``mmacts/validation/fuzz``) check these rules against an H100 bit for bit.
 """
 
 from __future__ import annotations

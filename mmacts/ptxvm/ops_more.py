@@ -4,7 +4,7 @@ global memory) and the fp8 forms of cvt.
 
 Why these are exact too: they are the building blocks of data movement and packing around MMA
 (fp8 operands are made with ``cvt.rn.satfinite.e4m3x2.f32``; fragments move between lanes with
-``shfl.sync``); the silicon corpus (``mmacts/ptxvm/corpus``) checks each against an H100 bit for bit.
+``shfl.sync``); the silicon corpus (``mmacts/validation/corpus``) checks each against an H100 bit for bit.
 Warp instructions follow the ISA's ``membermask`` rule: a thread executes once every thread named by
 its mask has arrived (``Machine.warp_sync``); what the ISA leaves undefined (a mask without the
 executing lane, naming an exited lane, reading a lane that does not execute the shuffle) is an error.

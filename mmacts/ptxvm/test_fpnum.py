@@ -3,7 +3,7 @@
 ``fpnum.round_to`` (numpy: scale to the quantum, round to an integer) and ``fpnum.round_fraction`` (exact
 rationals, integer division) are two implementations of one rule; they must agree on every format and
 mode, on values near every boundary (ties, the subnormal range, overflow). The fuzz records check both
-against an H100 (mmacts/fuzz/test_replay.py); this pins them to each other where silicon cannot reach.
+against an H100 (mmacts/validation/fuzz/test_replay.py); this pins them to each other where silicon cannot reach.
 """
 
 from __future__ import annotations

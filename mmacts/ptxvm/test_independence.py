@@ -93,7 +93,7 @@ def violations(start: Path, forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]
 
 
 def _modules(under: Path) -> list[Path]:
-    return [p for p in under.rglob("*.py") if not p.name.startswith("test_") and "corpus" not in p.parts]
+    return [p for p in under.rglob("*.py") if not p.name.startswith("test_")]
 
 
 def _vm_modules() -> list[Path]:

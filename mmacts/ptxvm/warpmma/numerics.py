@@ -111,8 +111,8 @@ F16_INF_RULE_DECIDED: dict[tuple[str, str, str], str] = {
 }
 """(path, arch family, model name) -> the silicon record that decides the f16 infinity rule there."""
 
-F16_INF_PROBE = ("record the fuzz_tc mma.sync f16 launches on that GPU (python -m mmacts.fuzz_tc build; "
-                 "bash mmacts/fuzz_tc/device.sh; python -m mmacts.fuzz_tc store) and replay them")
+F16_INF_PROBE = ("record the fuzz_tc mma.sync f16 launches on that GPU (python -m mmacts.validation.fuzz_tc build; "
+                 "bash mmacts/validation/fuzz_tc/device.sh; python -m mmacts.validation.fuzz_tc store) and replay them")
 """The probe that decides the rule on a path :data:`F16_INF_RULE_DECIDED` does not list."""
 
 
