@@ -10,8 +10,9 @@ what Triton's authors believe the hardware does (their lowering is tested on sil
 ``gluon_cases(level)`` lists the configurations (ids ``peers.gluon.mma_scaled.cta{1,2}.<fmt>.m{M}n{N}k{K}``);
 ``run_gluon_case(case)`` compiles (PTX cached like the Triton peer's), builds exact-by-construction data
 (``triton_cases.make_inputs``: values with two significant bits, scales 2^-1..2^1), encodes the host tensor
-maps with :func:`mmacts.ptxvm.api.tensormap_tiled` from the compiler's ``tensordesc_meta`` (swizzle, per-CTA
-box), launches with Triton's grid (x times ``num_ctas``) and cluster ``(num_ctas, 1, 1)``, and returns
+maps with the VM's ``cuTensorMapEncodeTiled`` counterpart (:func:`mmacts.ptxvm.host.tensormap.encode_tiled`)
+from the compiler's ``tensordesc_meta`` (swizzle, element type, per-CTA box),
+launches with Triton's grid (x times ``num_ctas``) and cluster ``(num_ctas, 1, 1)``, and returns
 ``(got, want, message)``. ``fault="swap_sfb"`` swaps the two N halves of SFB in the input (the halves the two
 CTAs of a pair own for B): the product must then differ, or the check is blind to SFB ownership.
 """
@@ -59,7 +60,7 @@ class GluonConfig:
 
     @property
     def kind(self) -> str:
-        return TC.TritonConfig.kind.fget(self)  # type: ignore[arg-type,union-attr]
+        return TC.mma_kind(self.fmt_a, self.fmt_b, self.scale)
 
     @property
     def case_id(self) -> str:

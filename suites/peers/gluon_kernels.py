@@ -23,11 +23,12 @@ looping over K:
 
 With ``TWO_CTAS`` (``num_ctas=2``): the tile is ``BM = 256`` rows, each CTA loads and holds its 128 rows
 of A and of SFA (``cga_layout [[1, 0]]``) and half the N rows of B (B's tile ``[BN, K]`` split on its
-first axis, i.e. N after the permute); the scale-factor B tile is held whole by both CTAs
-(``SFB_SPLIT`` False: a broadcast ``cga_layout``, each CTA TMA-loads the same bytes) or split like B
-(``SFB_SPLIT`` True), whichever Gluon accepts, which is itself the peer evidence on how a pair MMA
-reads SFB. The accumulator layout has ``two_ctas=True``; the lead (even) CTA issues the MMA and the
-copies for the pair.
+first axis, i.e. N after the permute). The scale-factor B tile is held whole by both CTAs (``SFB_SPLIT``
+False, the cases' form and what Triton's newer 2-CTA tests use: a broadcast ``cga_layout``, each CTA
+TMA-loads the same bytes) or split like B (``SFB_SPLIT`` True: Triton 3.9 compiles it too; it is right only
+if a pair MMA read SFB's N half h from CTA h, see AMB-SF-2CTA-SFB-COPY). The accumulator layout has
+``two_ctas=True``; the lead (even) CTA issues the MMA and the scale copies for the pair, and Gluon forms the
+lead's barrier address by masking the CTA rank out of a shared::cluster address.
 
 This module needs ``triton`` (the ``peers`` extra); nothing else in the project imports it.
 """

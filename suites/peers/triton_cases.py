@@ -64,11 +64,16 @@ class TritonConfig:
 
     @property
     def kind(self) -> str:
-        if self.scale == "ue4m3":
-            return "mxf4nvf4"
-        if self.fmt_a == self.fmt_b == "e2m1":
-            return "mxf4"
-        return "mxf8f6f4"
+        return mma_kind(self.fmt_a, self.fmt_b, self.scale)
+
+
+def mma_kind(fmt_a: str, fmt_b: str, scale: str) -> str:
+    """The block-scaled ``.kind`` an operand/scale format triple runs as."""
+    if scale == "ue4m3":
+        return "mxf4nvf4"
+    if fmt_a == fmt_b == "e2m1":
+        return "mxf4"
+    return "mxf8f6f4"
 
 
 def _configs() -> list[tuple[str, TritonConfig]]:
