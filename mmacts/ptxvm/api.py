@@ -29,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.ptxvm.host.tensormap import encode_tiled
+from mmacts.ptxvm.host.tensormap import encode_im2col, encode_tiled
 from mmacts.ptxvm.memory import DeviceArray
 from mmacts.ptxvm.parse import Entry
 from mmacts.ptxvm.ptxtypes import ptx_type
 from mmacts.ptxvm.runtime import ARCH_CC, VmDeviceInfo, VmModule, VmOutcome, VmRuntime, load_module
 
 __all__ = ["DeviceArray", "LaunchError", "RawKernel", "RawModule", "asarray", "asnumpy", "device", "empty", "reset",
-           "tensormap_tiled", "zeros"]
+           "tensormap_im2col", "tensormap_tiled", "zeros"]
 
 
 class LaunchError(RuntimeError):
@@ -96,16 +96,40 @@ def tensormap_tiled(a: DeviceArray, box: Sequence[int], *, swizzle: str | int = 
     ``cp.async.bulk.tensor`` (pointer form), or with ``by_value=True`` as the ``numpy.void`` a ``__grid_constant__``
     parameter takes. ``box`` (and ``element_strides``) follow ``a.shape``'s axis order (outermost first); the
     kernel's coordinates are innermost first, as in PTX. ``data_type`` defaults from ``a.dtype`` (give
-    ``"BFLOAT16"`` or ``"TFLOAT32"`` explicitly). Note: the VM's ``cp.async.bulk.tensor`` reads maps in global
-    memory; a map in the parameter space (``cvta.param``) is not implemented yet."""
+    ``"BFLOAT16"`` or ``"TFLOAT32"`` explicitly). The VM's ``cp.async.bulk.tensor`` reads a map in global memory
+    or in the kernel parameter space (a ``__grid_constant__`` parameter, addressed by name or through
+    ``cvta.param``, as nvcc emits it)."""
+    dt, dims, strides = _tma_shape(a, data_type)
+    m = encode_tiled(dt, len(dims), a.base, dims, strides, list(reversed(box)),
+                     None if element_strides is None else list(reversed(element_strides)), interleave, swizzle,
+                     l2_promotion, oob_fill)
+    return np.frombuffer(m.tobytes(), dtype="V128")[0] if by_value else asarray(m)
+
+
+def _tma_shape(a: DeviceArray, data_type: str | int | None) -> tuple[str | int, list[int], list[int]]:
+    """The driver's view of the C-order array ``a``: data type, globalDim and globalStrides, innermost first."""
     dt = data_type if data_type is not None else _TMA_TYPES.get(a.dtype.str[1:])
     if dt is None:
         raise TypeError(f"no tensor-map data type for {a.dtype}; pass data_type=")
     strides = [a.dtype.itemsize * int(np.prod(a.shape[k + 1:])) for k in range(len(a.shape))]
-    rank = len(a.shape)
-    m = encode_tiled(dt, rank, a.base, list(reversed(a.shape)), list(reversed(strides[:-1])), list(reversed(box)),
-                     None if element_strides is None else list(reversed(element_strides)), interleave, swizzle,
-                     l2_promotion, oob_fill)
+    return dt, list(reversed(a.shape)), list(reversed(strides[:-1]))
+
+
+def tensormap_im2col(a: DeviceArray, lower_corner: Sequence[int], upper_corner: Sequence[int],
+                     channels_per_pixel: int, pixels_per_column: int, *, swizzle: str | int = "NONE",
+                     oob_fill: str | int = "NONE", data_type: str | int | None = None,
+                     element_strides: Sequence[int] | None = None, interleave: str | int = "NONE",
+                     l2_promotion: str | int = "NONE", by_value: bool = False) -> DeviceArray | np.void:
+    """An im2col tensor map (``cuTensorMapEncodeIm2col``) of the C-order N[D][H]WC device array ``a``, for
+    ``cp.async.bulk.tensor.Nd...im2col [smem], [map, {c, w, [h, [d,]] n}], [mbar], {offsets}`` (PTX 5.5.4).
+    The corners follow ``a.shape``'s spatial order (D, H, W; e.g. ``(-pad, -pad)`` and ``(pad - (R - 1),
+    pad - (S - 1))`` for a padded R x S convolution); the driver's W-first order is made here. Returned as
+    :func:`tensormap_tiled` returns its map."""
+    dt, dims, strides = _tma_shape(a, data_type)
+    m = encode_im2col(dt, len(dims), a.base, dims, strides, list(reversed(lower_corner)),
+                      list(reversed(upper_corner)), channels_per_pixel, pixels_per_column,
+                      None if element_strides is None else list(reversed(element_strides)), interleave, swizzle,
+                      l2_promotion, oob_fill)
     return np.frombuffer(m.tobytes(), dtype="V128")[0] if by_value else asarray(m)
 
 

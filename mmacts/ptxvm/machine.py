@@ -29,7 +29,10 @@ import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmTimeout, VmUnsupported
 from mmacts.ptxvm.memory import (
+    CLUSTER_RANK_SHIFT,
     LOCAL_WINDOW,
+    PARAM_WINDOW,
+    SHARED_OFFSET_MASK,
     SHARED_WINDOW,
     WINDOW_SIZE,
     GlobalMemory,
@@ -143,6 +146,11 @@ class Machine:
         self.cluster_of_cta = cl_x + self.ncluster[0] * (cl_y + self.ncluster[1] * cl_z)
         self.rank_of_cta = (self.cta_x % cx) + cx * ((self.cta_y % cy) + cy * (self.cta_z % cz))
         self.cluster_size = cx * cy * cz
+        order = np.lexsort((self.rank_of_cta, self.cluster_of_cta))  # a chunk holds whole clusters
+        group = np.empty(C, dtype=np.int64)
+        group[order] = np.arange(C) // self.cluster_size
+        self.peer = order.reshape(-1, self.cluster_size)[group]
+        """``peer[c, r]``: the chunk index of the CTA of rank ``r`` in chunk CTA ``c``'s cluster."""
         self.warp = self.tid // 32
         self.lane = self.tid % 32
         self.gwarp = self.cta * ((self.nthreads_cta + 31) // 32) + self.warp
@@ -358,7 +366,7 @@ class Machine:
                 return np.full(n, op.value, dtype=ty.udtype).view(ty.dtype)
             raise VmError(f"float immediate {op} used as .{ty.name}")
         if op.kind == "sym":
-            return np.full(n, self.symbol_address(op.name), dtype=ty.udtype).view(ty.dtype)
+            return self.symbol_values(op.name, act).astype(ty.udtype).view(ty.dtype)
         raise VmError(f"operand {op} cannot be read as a value")
 
     def write(self, op: Operand, ty: PtxType, act: np.ndarray, values: np.ndarray) -> None:
@@ -388,13 +396,17 @@ class Machine:
                                f"not completed by tcgen05.wait::ld (an anti-dependency, 9.7.16.6.4.5)")
             mask[act] = False
 
-    def symbol_address(self, name: str) -> int:
+    def symbol_values(self, name: str, act: np.ndarray) -> np.ndarray:
+        """The address (uint64, per active thread) of a variable or parameter named in an operand: its offset in
+        its space; a shared variable's carries the CTA's cluster rank (:data:`CLUSTER_RANK_SHIFT`)."""
         if name in self.shared_layout.offsets:
-            return self.shared_layout.offsets[name]
-        if name in self.local_layout.offsets:
-            return self.local_layout.offsets[name]
-        if name in self.param_offsets:
-            return self.param_offsets[name]
+            off = np.uint64(self.shared_layout.offsets[name])
+            if self.cluster_size == 1:
+                return np.full(len(act), off, dtype=np.uint64)
+            return off + (self.rank_of_cta[self.cta[act]].astype(np.uint64) << np.uint64(CLUSTER_RANK_SHIFT))
+        for table in (self.local_layout.offsets, self.param_offsets):
+            if name in table:
+                return np.full(len(act), table[name], dtype=np.uint64)
         raise VmError(f"unknown symbol {name}")
 
     def address(self, op: Operand, act: np.ndarray) -> np.ndarray:
@@ -405,7 +417,7 @@ class Machine:
             return np.full(len(act), op.offset & (2**64 - 1), dtype=np.uint64)
         b = op.base
         if b.kind == "sym":
-            base = np.full(len(act), self.symbol_address(b.name), dtype=np.uint64)
+            base = self.symbol_values(b.name, act)
         elif b.kind == "reg":
             rty = self.reg_types.get(b.name)
             if rty is None:
@@ -416,24 +428,52 @@ class Machine:
         return base + np.uint64(op.offset & (2**64 - 1))
 
     # ------------------------------------------------------------------------------ shared memory
-    def shared_index(self, addrs: np.ndarray, nbytes: int, act: np.ndarray, what: str) -> np.ndarray:
-        """Flat index into ``self.smem`` of (active thread, byte) pairs, bounds-checked."""
-        bad = addrs + np.uint64(nbytes) > np.uint64(self.smem_size)
+    def shared_target(self, addrs: np.ndarray, act: np.ndarray, what: str,
+                      cluster: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk CTA, byte offset in its shared memory) of each shared address of the active threads: the rank
+        bits (:data:`CLUSTER_RANK_SHIFT`) name the CTA in the thread's cluster. A ``.shared::cta`` access
+        (``cluster`` False) may only name the executing CTA; a ``.shared::cluster`` one any CTA of the cluster.
+        A launch without clusters keeps plain offsets (rank 0), exactly as before clusters had addresses."""
+        own = self.cta[act]
+        if self.cluster_size == 1:
+            return own, addrs.astype(np.uint64)
+        a = addrs.astype(np.uint64)
+        rank = (a >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+        off = a & np.uint64(SHARED_OFFSET_MASK)
+        mine = self.rank_of_cta[own]
+        bad = (rank != mine) if not cluster else (rank >= self.cluster_size)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise VmMemoryFault(f"out-of-bounds shared {what} of {nbytes} bytes at shared::cta address "
-                                f"{int(addrs[i]):#x} (CTA window is {self.smem_size} bytes)@thread{i}")
-        rows = self.cta[act].astype(np.int64) * self.smem.shape[1]
-        return rows[:, None] + addrs.astype(np.int64)[:, None] + np.arange(nbytes)
+            if cluster:
+                raise VmMemoryFault(f"shared::cluster {what} at address {int(a[i]):#x} names cluster rank "
+                                    f"{int(rank[i])}; the cluster has {self.cluster_size} CTAs@thread{i}")
+            raise VmMemoryFault(f"shared::cta {what} at address {int(a[i]):#x} names the CTA of cluster rank "
+                                f"{int(rank[i])}, not the executing CTA (rank {int(mine[i])}); only a "
+                                f".shared::cluster access may reach another CTA@thread{i}")
+        return self.peer[own, rank], off
 
-    def shared_load(self, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
+    def shared_index(self, addrs: np.ndarray, nbytes: int, act: np.ndarray, what: str,
+                     cluster: bool = False) -> np.ndarray:
+        """Flat index into ``self.smem`` of (active thread, byte) pairs, bounds-checked."""
+        ctas, off = self.shared_target(addrs, act, what, cluster)
+        bad = off + np.uint64(nbytes) > np.uint64(self.smem_size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            sp = "shared::cluster" if cluster else "shared::cta"
+            raise VmMemoryFault(f"out-of-bounds shared {what} of {nbytes} bytes at {sp} "
+                                f"address {int(addrs[i]):#x} (CTA window is {self.smem_size} bytes)@thread{i}")
+        rows = ctas.astype(np.int64) * self.smem.shape[1]
+        return rows[:, None] + off.astype(np.int64)[:, None] + np.arange(nbytes)
+
+    def shared_load(self, addrs: np.ndarray, nbytes: int, act: np.ndarray, cluster: bool = False) -> np.ndarray:
         check_aligned(addrs, nbytes, "shared")
-        idx = self.shared_index(addrs, nbytes, act, "load")
+        idx = self.shared_index(addrs, nbytes, act, "load", cluster)
         return self.smem.reshape(-1)[idx]
 
-    def shared_store(self, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr) -> None:
+    def shared_store(self, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr,
+                     cluster: bool = False) -> None:
         nbytes = data.shape[1]
-        idx = self.shared_index(addrs, nbytes, act, "store")
+        idx = self.shared_index(addrs, nbytes, act, "store", cluster)
         self.smem.reshape(-1)[idx] = data
         self.smem_writer.reshape(-1)[idx] = act[:, None]
         self.smem_writer_line.reshape(-1)[idx] = ins.line
@@ -464,7 +504,8 @@ class Machine:
     # ------------------------------------------------------------------------------ state spaces
     def load(self, space: str, addrs: np.ndarray, nbytes: int, act: np.ndarray) -> np.ndarray:
         """``(len(act), nbytes)`` bytes read at ``addrs`` of ``space`` (``global``, ``shared``,
-        ``local`` or ``generic``: a generic address in the shared / local window is that space's)."""
+        ``local``, ``param`` or ``generic``: a generic address in the shared / local / param window is that
+        space's)."""
         if space == "generic":
             parts = self._generic_split(addrs)
             if parts is not None:
@@ -476,11 +517,25 @@ class Machine:
         if space == "global":
             check_aligned(addrs, nbytes, "global")
             return self.gmem.load(addrs, nbytes)
-        if space == "shared":
-            return self.shared_load(addrs, nbytes, act)
+        if space in ("shared", "shared::cluster"):
+            return self.shared_load(addrs, nbytes, act, space == "shared::cluster")
         if space == "local":
             return self.local_load(addrs, nbytes, act)
+        if space == "param":
+            return self.param_load(addrs, nbytes)
         raise VmUnsupported(f"loads from the .{space} state space are not implemented")
+
+    def param_load(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+        """``(len(addrs), nbytes)`` bytes of the kernel parameter block at parameter-space ``addrs``
+        (``ld.param``, or a generic load in :data:`PARAM_WINDOW`), bounds-checked. Not alignment-checked: the
+        parser reads ``.ptr .align 1`` (the pointee's alignment) as the parameter's, so Triton's pointer
+        parameters sit at unaligned offsets of the VM's block (host and kernel agree; see issue 23's report)."""
+        bad = addrs + np.uint64(nbytes) > np.uint64(self.params.size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise VmMemoryFault(f"out-of-bounds param load of {nbytes} bytes at parameter offset {int(addrs[i]):#x} "
+                                f"(the parameter block is {self.params.size} bytes)@thread{i}")
+        return self.params[addrs.astype(np.int64)[:, None] + np.arange(nbytes)]
 
     def store(self, space: str, addrs: np.ndarray, data: np.ndarray, act: np.ndarray, ins: Instr) -> None:
         if space == "generic":
@@ -493,23 +548,29 @@ class Machine:
         if space == "global":
             check_aligned(addrs, data.shape[1], "global")
             self.gmem.store(addrs, data)
-        elif space == "shared":
+        elif space in ("shared", "shared::cluster"):
             check_aligned(addrs, data.shape[1], "shared")
-            self.shared_store(addrs, data, act, ins)
+            self.shared_store(addrs, data, act, ins, space == "shared::cluster")
         elif space == "local":
             self.local_store(addrs, data, act)
+        elif space == "param":
+            raise VmMemoryFault(f"store of {data.shape[1]} bytes into the kernel parameter space (parameter offset "
+                                f"{int(addrs[0]):#x}), which is read-only@thread0")
         else:
             raise VmUnsupported(f"stores to the .{space} state space are not implemented")
 
     def _generic_split(self, addrs: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]] | None:
-        """None when every generic address is global; else ``(space, selector, space address)``."""
+        """None when every generic address is global; else ``(space, selector, space address)``. A generic
+        shared address may name any CTA of the cluster (distributed shared memory)."""
         in_sh = (addrs - np.uint64(SHARED_WINDOW)) < np.uint64(WINDOW_SIZE)
         in_lo = (addrs - np.uint64(LOCAL_WINDOW)) < np.uint64(WINDOW_SIZE)
-        if not (in_sh.any() or in_lo.any()):
+        in_pa = (addrs - np.uint64(PARAM_WINDOW)) < np.uint64(WINDOW_SIZE)
+        if not (in_sh.any() or in_lo.any() or in_pa.any()):
             return None
-        glob = ~(in_sh | in_lo)
+        glob = ~(in_sh | in_lo | in_pa)
         out = []
-        for sp, sel, base in (("shared", in_sh, SHARED_WINDOW), ("local", in_lo, LOCAL_WINDOW), ("global", glob, 0)):
+        for sp, sel, base in (("shared::cluster", in_sh, SHARED_WINDOW), ("local", in_lo, LOCAL_WINDOW),
+                              ("param", in_pa, PARAM_WINDOW), ("global", glob, 0)):
             if sel.any():
                 out.append((sp, np.flatnonzero(sel), addrs[sel] - np.uint64(base)))
         return out
@@ -631,7 +692,8 @@ class Machine:
         self.spin_line[threads] = pc
         ins = self.code[pc] if pc < len(self.code) else None
         if ins is not None and ins.base == "mbarrier" and len(ins.operands) > 1 and ins.operands[1].kind == "addr":
-            self.spin_addr[threads] = self.address(ins.operands[1], threads).astype(np.int64)
+            addrs = self.address(ins.operands[1], threads)
+            self.spin_addr[threads] = self.shared_target(addrs, threads, "mbarrier wait")[1].astype(np.int64)
         else:
             self.spin_addr[threads] = -1
 

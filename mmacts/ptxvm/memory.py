@@ -19,10 +19,26 @@ GLOBAL_BASE = 0x7F00_0000_0000
 GLOBAL_ALIGN = 256
 
 SHARED_WINDOW = 0x7E00_0000_0000
-"""Generic address of byte 0 of the executing CTA's shared memory (``cvta.shared``); the window is
-:data:`WINDOW_SIZE` bytes, below the global buffers."""
+"""Generic address of shared::cluster address 0 (``cvta.shared``: a shared address plus this); the window is
+:data:`WINDOW_SIZE` bytes, below the global buffers. A generic address in it may name any CTA of the cluster
+(distributed shared memory), by the rank bits of the shared address."""
+CLUSTER_RANK_SHIFT = 24
+"""A 32-bit shared address carries the CTA's rank in its cluster in the bits from here up, its byte offset in
+that CTA's shared memory below: ``(rank << CLUSTER_RANK_SHIFT) | offset``. So a shared variable's address, and
+``cvta.to.shared`` of its generic address, in cluster rank 1 is ``0x0100_0000 + offset``, and CUTLASS finds the
+even (leader) CTA's barrier of a 2-CTA pair with ``addr & 0xFEFFFFFF``. The one place the VM's layout is
+named. Confirmed on an H100 (``validation/probes/cluster_shared_addresses``, ``cluster-rank-lead``; the cluster
+kernels of ``validation/silicon/h100-2026-11-25-cluster`` match bit for bit). Not modelled: sm_90 reserves the
+first 1 KiB of a CTA's window (its first variable sits at 0x400); the VM's start at 0. A non-cluster launch has
+rank 0: its addresses are plain offsets, as before."""
+SHARED_OFFSET_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
 LOCAL_WINDOW = 0x7D00_0000_0000
 """Generic address of byte 0 of the executing thread's local memory (``cvta.local``)."""
+PARAM_WINDOW = 0x7C00_0000_0000
+"""Generic address of byte 0 of the kernel's parameter block (``cvta.param``). Why: nvcc hands a
+``__grid_constant__`` parameter (a CUtensorMap) to ``cp.async.bulk.tensor`` / ``prefetch.tensormap`` and to
+plain loads as ``mov.b64 %rd, k_param_0; cvta.param.u64 %rd, %rd``. The window is read-only: a generic
+store into it is a fault."""
 WINDOW_SIZE = 1 << 32
 
 

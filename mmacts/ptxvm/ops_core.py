@@ -22,11 +22,12 @@ import functools
 import numpy as np
 
 from mmacts.ptxvm import floatops, fpnum
+from mmacts.ptxvm import memory as mem
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.floatops import is_float_type
 from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState, handler
-from mmacts.ptxvm.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, check_aligned
-from mmacts.ptxvm.parse import Instr
+from mmacts.ptxvm.memory import check_aligned
+from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, is_type, ptx_type
 
 U64 = np.uint64
@@ -564,8 +565,10 @@ def _mov(m: Machine, ins: Instr, act: np.ndarray) -> None:
 @handler("cvta")
 def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """Generic <-> state-space addresses (9.7.9.18). Global addresses are the same in both; the
-    executing CTA's shared memory and the thread's local memory appear in the generic space at
-    windows (``memory.SHARED_WINDOW`` / ``LOCAL_WINDOW``). ``cvta.to`` of an address outside the
+    cluster's shared memory (a shared address carries the CTA's rank, ``memory.CLUSTER_RANK_SHIFT``) and the
+    thread's local memory appear in the generic space at windows (``memory.SHARED_WINDOW`` /
+    ``LOCAL_WINDOW``), the kernel's parameter block at ``PARAM_WINDOW``
+    (``cvta.param`` of a ``__grid_constant__`` parameter). ``cvta.to`` of an address outside the
     window is undefined in the ISA: the VM refuses it."""
     t = _ty(ins)
     d, a = ins.operands
@@ -573,14 +576,15 @@ def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if sp == "global":
         m.write(d, t, act, m.read(a, t, act))
         return
-    base = {"shared": SHARED_WINDOW, "shared::cta": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(sp)
+    base = {"shared": mem.SHARED_WINDOW, "shared::cta": mem.SHARED_WINDOW, "shared::cluster": mem.SHARED_WINDOW,
+            "local": mem.LOCAL_WINDOW, "param": mem.PARAM_WINDOW}.get(sp)
     if base is None:
         raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
     x = _as_u(m.read(a, t, act), t).astype(np.uint64)
     if ins.has("to"):
         r = x - U64(base)
-        if (r >= U64(WINDOW_SIZE)).any():
-            i = int(np.flatnonzero(r >= U64(WINDOW_SIZE))[0])
+        if (r >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(r >= U64(mem.WINDOW_SIZE))[0])
             raise VmMemoryFault(f"{ins.opcode} of {int(x[i]):#x}, which is not in the generic .{sp} window@thread{i}")
     else:
         if t.bits != 64:
@@ -591,22 +595,59 @@ def _cvta(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 @handler("isspacep")
 def _isspacep(m: Machine, ins: Instr, act: np.ndarray) -> None:
-    """isspacep.{global,shared,local} p, a: whether generic address ``a`` is in that space's window
-    (global: outside the shared and local windows)."""
+    """isspacep.{global,shared{::cta,::cluster},local,param} p, a: whether generic address ``a`` is in that
+    space's window (global: outside the shared, local and param windows); shared::cta: the executing CTA's
+    shared memory, shared::cluster: any CTA's of its cluster (by the rank bits)."""
     d, a = ins.operands
     x = m.read(a, ptx_type("u64"), act)
-    in_sh = (x - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE)
-    in_lo = (x - U64(LOCAL_WINDOW)) < U64(WINDOW_SIZE)
+    in_sh = (x - U64(mem.SHARED_WINDOW)) < U64(mem.WINDOW_SIZE)
+    in_lo = (x - U64(mem.LOCAL_WINDOW)) < U64(mem.WINDOW_SIZE)
+    in_pa = (x - U64(mem.PARAM_WINDOW)) < U64(mem.WINDOW_SIZE)
     sp = ins.parts[1]
-    if sp in ("shared", "shared::cta"):
+    if sp in ("shared", "shared::cta", "shared::cluster") and m.cluster_size > 1:  # by the address's rank bits
+        rank = ((x - U64(mem.SHARED_WINDOW)) >> U64(mem.CLUSTER_RANK_SHIFT)).astype(np.int64)
+        mine = m.rank_of_cta[m.cta[act]]
+        r = in_sh & ((rank < m.cluster_size) if sp == "shared::cluster" else (rank == mine))
+    elif sp in ("shared", "shared::cta", "shared::cluster"):
         r = in_sh
     elif sp == "local":
         r = in_lo
+    elif sp == "param":
+        r = in_pa
     elif sp == "global":
-        r = ~(in_sh | in_lo)
+        r = ~(in_sh | in_lo | in_pa)
     else:
         raise VmUnsupported(f"{ins.opcode}: state space .{sp} is not implemented")
     m.write(d, ptx_type("pred"), act, r)
+
+
+@handler("mapa")
+def _mapa(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``mapa{.shared::cluster}.{u32,u64} d, a, b`` (9.7.9.21): the address of the variable at ``a`` in the
+    CTA of cluster rank ``b``: the same byte offset, rank ``b`` in the rank bits (``memory.CLUSTER_RANK_SHIFT``).
+    Without ``.shared::cluster``, ``a`` and ``d`` are generic addresses in the shared window. ``a`` must be a
+    shared address of this cluster and ``b`` a rank in it (else undefined in the ISA: a fault)."""
+    t = _ty(ins)
+    d, a, b = ins.operands
+    x = _as_u(m.read(a, t, act), t).astype(np.uint64)
+    rank = m.read(b, ptx_type("u32"), act).astype(np.int64)
+    generic = not ins.has("shared::cluster")
+    if generic:
+        x = x - U64(mem.SHARED_WINDOW)
+        if (x >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(x >= U64(mem.WINDOW_SIZE))[0])
+            raise VmMemoryFault(f"{ins.opcode}: {int(x[i] + U64(mem.SHARED_WINDOW)):#x} is not a generic shared "
+                                f"address@thread{i}")
+    src_rank = (x >> U64(mem.CLUSTER_RANK_SHIFT)).astype(np.int64)
+    bad = (rank >= m.cluster_size) | (rank < 0) | (src_rank >= m.cluster_size)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise VmMemoryFault(f"{ins.opcode}: address {int(x[i]):#x} to cluster rank {int(rank[i])} -- the cluster "
+                            f"has {m.cluster_size} CTAs@thread{i}")
+    r = (x & U64(mem.SHARED_OFFSET_MASK)) | (rank.astype(np.uint64) << U64(mem.CLUSTER_RANK_SHIFT))
+    if generic:
+        r = r + U64(mem.SHARED_WINDOW)
+    m.write(d, t, act, r.astype(t.udtype).view(t.dtype))
 
 
 def _round_int(x: np.ndarray, mode: str | None) -> np.ndarray:
@@ -748,8 +789,13 @@ def _nan_to_int(st: PtxType, dt: PtxType) -> int:
 
 # ------------------------------------------------------------------------------------------ memory
 def _space(ins: Instr) -> str:
+    """The state space an ld / st / atom names: ``shared`` (the executing CTA's, ``.shared{::cta}``),
+    ``shared::cluster`` (any CTA of the cluster, by the address's rank bits), global, param, local, const or
+    generic."""
     for p in ins.parts[1:]:
         if p.startswith("shared"):
+            if p == "shared::cluster":
+                return p
             if p not in ("shared", "shared::cta"):
                 raise VmUnsupported(f"{ins.opcode}: state space .{p}")
             return "shared"
@@ -772,14 +818,7 @@ def _ld(m: Machine, ins: Instr, act: np.ndarray) -> None:
     nv = _vec_width(ins)
     d, a = ins.operands
     nb = t.nbytes * nv
-    if sp == "param":
-        off = m.address(a, act)
-        lo = int(off[0])
-        if lo + nb > m.params.size:
-            raise VmMemoryFault(f"ld.param past the parameter block ({lo}+{nb} > {m.params.size})")
-        raw = np.broadcast_to(m.params[lo:lo + nb], (len(act), nb)).copy()
-    else:
-        raw = m.load(sp, m.address(a, act), nb, act)
+    raw = m.load(sp, m.address(a, act), nb, act)
     vals = raw.reshape(len(act), nv, t.nbytes)
     items = d.items if d.kind == "vec" else (d,)
     if len(items) != nv:
@@ -856,7 +895,7 @@ def _fence(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if ins.opcode in ("fence.proxy.async", "fence.proxy.async.shared::cta", "fence.proxy.async.shared::cluster",
                           "fence.proxy.async.global"):
             if ins.opcode != "fence.proxy.async.global":
-                for c in np.unique(m.cta[act]):
+                for c in np.unique(m.peer[m.cta[act]]):  # a thread may have written a peer CTA's memory
                     w = m.smem_writer[c]
                     w[np.isin(w, act)] = -1
             return
@@ -867,77 +906,107 @@ def _fence(m: Machine, ins: Instr, act: np.ndarray) -> None:
 @handler("mbarrier")
 def _mbarrier(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """mbarrier.init / arrive / arrive_drop / try_wait(.parity) / test_wait(.parity) / expect_tx /
-    complete_tx / inval on shared::cta objects (9.7.13.15)."""
+    complete_tx / inval (9.7.13.15). The object is the executing CTA's (``.shared{::cta}``), or for arrive,
+    expect_tx and complete_tx with ``.shared::cluster`` any CTA's of the cluster (a remote arrive: CUTLASS's
+    consumer releasing a peer's stage), named by the address's rank bits; a remote arrive returns no state."""
     op = ins.parts[1]
     u32, u64, pred = ptx_type("u32"), ptx_type("u64"), ptx_type("pred")
-    if any(p.startswith("shared::cluster") for p in ins.parts) and op not in ("try_wait", "test_wait"):
-        pass
     ops = ins.operands
     if op == "init":
-        addrs = m.address(ops[0], act)
+        ctas, offs = _mbar_at(m, ins, ops[0], act, False)
         cnt = m.read(ops[1], u32, act)
-        check_aligned(addrs, 8, "shared")
-        for t, a, c in zip(act, addrs, cnt, strict=True):
-            if not 1 <= int(c) <= (1 << 20) - 1:
-                raise VmError(f"mbarrier.init count {int(c)} out of range")
-            m.mbarriers[(int(m.cta[t]), int(a))] = MbarrierState(int(c), int(c))
+        for c, a, n in zip(ctas, offs, cnt, strict=True):
+            if not 1 <= int(n) <= (1 << 20) - 1:
+                raise VmError(f"mbarrier.init count {int(n)} out of range")
+            m.mbarriers[(int(c), int(a))] = MbarrierState(int(n), int(n))
         return
     if op in ("arrive", "arrive_drop"):
-        has_state = ops[0].kind == "reg" or ops[0].kind == "sink"
-        aop = ops[1] if has_state else ops[0]
-        addrs = m.address(aop, act)
-        count_op = ops[2] if has_state and len(ops) > 2 else (ops[1] if not has_state and len(ops) > 1 else None)
-        cnt = m.read(count_op, u32, act) if count_op is not None else np.ones(len(act), dtype=np.uint32)
-        states = np.zeros(len(act), dtype=np.uint64)
-        expect_tx = ins.has("expect_tx")
-        for i, (t, a) in enumerate(zip(act, addrs, strict=True)):
-            mb = _mb(m, int(m.cta[t]), int(a), ins)
-            states[i] = mb.phase
-            if expect_tx:
-                mb.tx += int(cnt[i])
-                arrive_n = 1
-            else:
-                arrive_n = int(cnt[i])
-            if op == "arrive_drop":
-                mb.expected -= arrive_n
-            arrive(m, mb, arrive_n)
-        if has_state and ops[0].kind == "reg":
-            m.write(ops[0], u64, act, states)
+        _mbar_arrive(m, ins, act)
         return
     if op in ("expect_tx", "complete_tx"):
-        addrs = m.address(ops[0], act)
+        ctas, offs = _mbar_at(m, ins, ops[0], act, True)
         cnt = m.read(ops[1], u32, act)
-        for t, a, c in zip(act, addrs, cnt, strict=True):
-            mb = _mb(m, int(m.cta[t]), int(a), ins)
+        for c, a, n in zip(ctas, offs, cnt, strict=True):
+            mb = _mb(m, int(c), int(a), ins)
             if op == "expect_tx":
-                mb.tx += int(c)
+                mb.tx += int(n)
             else:
-                mb.tx -= int(c)
+                mb.tx -= int(n)
                 arrive(m, mb, 0)
         return
     if op in ("try_wait", "test_wait"):
-        addrs = m.address(ops[1], act)
+        ctas, offs = _mbar_at(m, ins, ops[1], act, False)
         parity = ins.has("parity")
         if parity:
             want = m.read(ops[2], u32, act).astype(np.int64) & 1
         else:
             want = m.read(ops[2], u64, act).astype(np.int64)
         done = np.zeros(len(act), dtype=bool)
-        for i, (t, a) in enumerate(zip(act, addrs, strict=True)):
-            c = int(m.cta[t])
-            mb = _mb(m, c, int(a), ins)
+        for i, (c, a) in enumerate(zip(ctas, offs, strict=True)):
+            mb = _mb(m, int(c), int(a), ins)
             if not _phase_done(mb, int(want[i]), parity):
-                m.notify("mbarrier_wait", c, int(a))  # the async engine may complete work now
+                m.notify("mbarrier_wait", int(c), int(a))  # the async engine may complete work now
             done[i] = _phase_done(mb, int(want[i]), parity)
         m.write(ops[0], pred, act, done)
         if not done.all():
             m.spin(act[~done])
         return
     if op == "inval":
-        for t, a in zip(act, m.address(ops[0], act), strict=True):
-            m.mbarriers.pop((int(m.cta[t]), int(a)), None)
+        ctas, offs = _mbar_at(m, ins, ops[0], act, False)
+        for c, a in zip(ctas, offs, strict=True):
+            m.mbarriers.pop((int(c), int(a)), None)
         return
     raise VmUnsupported(f"{ins.opcode} is not implemented")
+
+
+def _mbar_arrive(m: Machine, ins: Instr, act: np.ndarray) -> None:
+    """``mbarrier.arrive{.expect_tx}`` / ``arrive_drop`` ``state, [addr]{, count}`` on a local or (``.shared::cluster``)
+    remote object."""
+    ops = ins.operands
+    has_state = ops[0].kind == "reg" or ops[0].kind == "sink"
+    aop = ops[1] if has_state else ops[0]
+    ctas, offs = _mbar_at(m, ins, aop, act, True)
+    count_op = ops[2] if has_state and len(ops) > 2 else (ops[1] if not has_state and len(ops) > 1 else None)
+    cnt = m.read(count_op, ptx_type("u32"), act) if count_op is not None else np.ones(len(act), dtype=np.uint32)
+    if has_state and ops[0].kind == "reg" and (ctas != m.cta[act]).any():
+        i = int(np.flatnonzero(ctas != m.cta[act])[0])
+        raise VmError(f"{ins.opcode}: an arrive on another CTA's mbarrier returns no state (write the sink _, "
+                      f"9.7.13.15.13)@thread{i}")
+    states = np.zeros(len(act), dtype=np.uint64)
+    expect_tx = ins.has("expect_tx")
+    for i, (c, a) in enumerate(zip(ctas, offs, strict=True)):
+        mb = _mb(m, int(c), int(a), ins)
+        states[i] = mb.phase
+        if expect_tx:
+            mb.tx += int(cnt[i])
+            arrive_n = 1
+        else:
+            arrive_n = int(cnt[i])
+        if ins.parts[1] == "arrive_drop":
+            mb.expected -= arrive_n
+        arrive(m, mb, arrive_n)
+    if has_state and ops[0].kind == "reg":
+        m.write(ops[0], ptx_type("u64"), act, states)
+
+
+def _mbar_at(m: Machine, ins: Instr, op: Operand, act: np.ndarray, remote: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk CTA, offset) of the mbarrier each active thread names: a ``.shared{::cta}`` address, a
+    ``.shared::cluster`` one (only where ``remote``: arrive, expect_tx, complete_tx), or with no state space a
+    generic address in the shared window. 8-byte aligned."""
+    addrs = m.address(op, act)
+    cluster = ins.has("shared::cluster")
+    if not any(p.startswith("shared") for p in ins.parts):
+        addrs = addrs - U64(mem.SHARED_WINDOW)
+        if (addrs >= U64(mem.WINDOW_SIZE)).any():
+            i = int(np.flatnonzero(addrs >= U64(mem.WINDOW_SIZE))[0])
+            raise VmMemoryFault(f"{ins.opcode}: generic address {int(addrs[i] + U64(mem.SHARED_WINDOW)):#x} is not in "
+                                f"shared memory@thread{i}")
+        cluster = remote
+    if cluster and not remote:
+        raise VmUnsupported(f"{ins.opcode}: .shared::cluster is not a state space of mbarrier.{ins.parts[1]}")
+    ctas, offs = m.shared_target(addrs, act, f"mbarrier.{ins.parts[1]}", cluster)
+    check_aligned(offs, 8, "shared")
+    return ctas, offs
 
 
 def _mb(m: Machine, cta: int, addr: int, ins: Instr) -> MbarrierState:

@@ -224,7 +224,7 @@ def _atom(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """atom{.space}.op.type d, [a], b{, c} and red{.space}.op.type [a], b on .shared / .global /
     generic addresses (9.7.13.5-6). The VM applies the threads' operations one at a time in thread
     order (a valid serialisation: each is atomic); ``atom`` returns the value each one found."""
-    if any(p in ("v2", "v4", "v8", "noftz") or p.startswith(("shared::cluster", "bf16", "f16")) for p in ins.parts):
+    if any(p in ("v2", "v4", "v8", "noftz") or p.startswith(("bf16", "f16")) for p in ins.parts):
         raise VmUnsupported(f"{ins.opcode} is not implemented")
     op = next((p for p in ins.parts[1:] if p in _ATOM_OPS), None)
     if op is None:
@@ -233,7 +233,7 @@ def _atom(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if t.bits not in (32, 64) or (t.kind == "f" and op != "add"):
         raise VmUnsupported(f"{ins.opcode} is not implemented")
     sp = ops_core._space(ins)
-    if sp not in ("shared", "global", "generic"):
+    if sp not in ("shared", "shared::cluster", "global", "generic"):
         raise VmUnsupported(f"{ins.opcode}: state space .{sp}")
     ops = ins.operands
     if ins.base == "atom":
@@ -250,13 +250,7 @@ def _atom(m: Machine, ins: Instr, act: np.ndarray) -> None:
     bv = ops_core._as_u(m.read(rest[0], t, act), t)
     cv = ops_core._as_u(m.read(rest[1], t, act), t) if op == "cas" else None
     mask = ops_core._mask(t.bits)
-    # a shared address names a byte of the executing thread's CTA
-    if sp == "shared":
-        owner = m.cta[act]
-    elif sp == "generic":
-        owner = np.where((addrs - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE), m.cta[act], -1)
-    else:
-        owner = np.full(len(act), -1)
+    owner = _atom_owner(m, sp, addrs, act)
     cur: dict[tuple[int, int], int] = {}
     first: dict[tuple[int, int], int] = {}
     olds = np.empty(len(act), dtype=t.udtype)
@@ -273,6 +267,21 @@ def _atom(m: Machine, ins: Instr, act: np.ndarray) -> None:
     m.store(sp, addrs[idx], data, act[idx], ins)
     if dst is not None:
         m.write(dst, t, act, olds.view(t.dtype))
+
+
+def _atom_owner(m: Machine, sp: str, addrs: np.ndarray, act: np.ndarray) -> np.ndarray:
+    """Per thread, the chunk CTA whose shared memory its atomic address names (its own for .shared, the one the
+    rank bits name for .shared::cluster and generic shared addresses), -1 for global: with the address, the key
+    that serialises the threads' operations on one location."""
+    if sp in ("shared", "shared::cluster"):
+        return m.shared_target(addrs, act, "atomic", sp == "shared::cluster")[0]
+    if sp == "generic":
+        in_sh = (addrs - U64(SHARED_WINDOW)) < U64(WINDOW_SIZE)
+        owner = np.full(len(act), -1)
+        if in_sh.any():
+            owner[in_sh] = m.shared_target(addrs[in_sh] - U64(SHARED_WINDOW), act[in_sh], "atomic", True)[0]
+        return owner
+    return np.full(len(act), -1)
 
 
 def _atom_apply(op: str, t: PtxType, old: int, b: int, c: int, mask: int) -> int:

@@ -227,7 +227,8 @@ def _clc_try_cancel(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if any(p.startswith("shared") and p not in ("shared", "shared::cta") for p in ins.parts):
         raise VmUnsupported(f"{ins.opcode}: only a .shared::cta response address is implemented")
     dst, mbar = ins.operands
-    addrs, mbs = m.address(dst, act), m.address(mbar, act)
+    addrs = m.shared_target(m.address(dst, act), act, ins.opcode)[1]  # offsets in the executing CTA
+    mbs = m.shared_target(m.address(mbar, act), act, ins.opcode)[1]
     if (addrs % np.uint64(16)).any():
         i = int(np.flatnonzero(addrs % np.uint64(16))[0])
         raise VmMemoryFault(f"{ins.opcode}: response address {int(addrs[i]):#x} is not 16-byte aligned@thread{i}")

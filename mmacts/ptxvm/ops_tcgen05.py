@@ -31,6 +31,7 @@ import numpy as np
 from mmacts.ptxvm import tcgen05 as T
 from mmacts.ptxvm.errors import VmError, VmHazard, VmTimeout, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.memory import SHARED_WINDOW
 from mmacts.ptxvm.ops_core import arrive
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import ptx_type
@@ -268,7 +269,8 @@ def _alloc(m: Machine, ins: Instr, act: np.ndarray) -> None:
                 addr = np.array([dst], dtype=np.uint64)
                 m.shared_store(addr, np.array([int(col)], dtype=np.uint32).view(np.uint8).reshape(1, 4),
                                w[:1], ins)
-                m.smem_writer[cta, dst:dst + 4] = -1  # written by the tensor core, not the generic proxy
+                off = int(m.shared_target(addr, w[:1], "tcgen05.alloc")[1][0])
+                m.smem_writer[cta, off:off + 4] = -1  # written by the tensor core, not the generic proxy
             elif op == "dealloc":
                 in_cta = m.cta == cta
                 for name, (mask, src) in m.pending_regs.items():
@@ -607,14 +609,19 @@ def _commit(m: Machine, ins: Instr, act: np.ndarray) -> None:
     if not ins.has("mbarrier::arrive::one"):
         raise VmUnsupported(f"{ins.opcode}: only .mbarrier::arrive::one")
     addrs = m.address(ins.operands[0], act)
+    if not ins.has("shared::cluster"):  # a generic address
+        addrs = addrs - np.uint64(SHARED_WINDOW)
+    ctas, offs = m.shared_target(addrs, act, "tcgen05.commit mbarrier", True)  # the rank bits name the CTA
     multicast = ins.has("multicast::cluster")
     mask = m.read(ins.operands[1], ptx_type("u16"), act) if multicast else None
+    if multicast and (mask >> np.uint16(m.cluster_size)).any():
+        raise VmError(f"{ins.opcode}: ctaMask {int(mask.max()):#06x} names a rank past the cluster of "
+                      f"{m.cluster_size} CTAs")
     for i, t in enumerate(act):
         cta = int(m.cta[t])
         if multicast:
-            base = cta - int(m.rank_of_cta[cta])
-            targets = [(base + r, int(addrs[i])) for r in range(m.cluster_size) if int(mask[i]) >> r & 1]
+            targets = [(int(m.peer[cta, r]), int(offs[i])) for r in range(m.cluster_size) if int(mask[i]) >> r & 1]
         else:
-            targets = [(cta, int(addrs[i]))]
+            targets = [(int(ctas[i]), int(offs[i]))]
         ops = s.queued.pop(int(t), [])
         s.groups.append(CommitGroup(ops, targets, ins))

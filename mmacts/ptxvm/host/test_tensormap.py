@@ -15,19 +15,27 @@ from mmacts.ptxvm.host import TensorMapError, encode_tiled
 from mmacts.ptxvm.ops_bulk import TensorMap
 
 
-def _kernel(rank: int) -> str:
+def _kernel(rank: int, im2col: bool = False) -> str:
+    """Thread 0 issues one TMA load of the box at the parameter coordinates (im2col: then the rank - 2 ``.u16``
+    offsets); after the mbarrier completes, the block's threads copy ``ncopy`` bytes of shared memory out."""
     coords = ", ".join(f"%r{10 + i}" for i in range(rank))
     loads = "\n".join(f"  ld.param.s32 %r{10 + i}, [c{i}];" for i in range(rank))
-    cparams = "".join(f", .param .s32 c{i}" for i in range(rank))
+    params = "".join(f", .param .s32 c{i}" for i in range(rank))
+    mode, tail = "tile", ""
+    if im2col:
+        loads += "\n" + "\n".join(f"  ld.param.u16 %rs{i + 1}, [o{i}];" for i in range(rank - 2))
+        params += "".join(f", .param .u16 o{i}" for i in range(rank - 2))
+        mode, tail = "im2col", ", {" + ", ".join(f"%rs{i + 1}" for i in range(rank - 2)) + "}"
     return f""".version 8.7
 .target sm_100a
 .address_size 64
 .extern .shared .align 1024 .b8 smem[];
-.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes, .param .u32 ncopy{cparams})
+.visible .entry tma(.param .u64 tmap, .param .u64 out, .param .u32 nbytes, .param .u32 ncopy{params})
 {{
   .reg .b32 %r<20>;
+  .reg .b16 %rs<4>;
   .reg .b64 %rd<8>;
-  .reg .pred %p<3>;
+  .reg .pred %p<4>;
   .shared .align 8 .b64 bar;
   ld.param.u64 %rd1, [tmap];
   ld.param.u64 %rd2, [out];
@@ -36,14 +44,21 @@ def _kernel(rank: int) -> str:
 {loads}
   mov.u32 %r2, smem;
   mov.u32 %r3, bar;
+  mov.u32 %r8, %tid.x;
+  mov.u32 %r9, %ntid.x;
+  shl.b32 %r9, %r9, 2;
+  setp.ne.u32 %p3, %r8, 0;
+  @%p3 bra S;
   mbarrier.init.shared::cta.b64 [%r3], 1;
   mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r3], %r1;
-  cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-      [%r2], [%rd1, {{{coords}}}], [%r3];
+  cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes
+      [%r2], [%rd1, {{{coords}}}], [%r3]{tail};
+S:
+  bar.sync 0;
 W:
   mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
   @!%p1 bra W;
-  mov.u32 %r4, 0;
+  shl.b32 %r4, %r8, 2;
 L:
   setp.ge.u32 %p2, %r4, %r7;
   @%p2 bra E;
@@ -52,7 +67,7 @@ L:
   cvt.u64.u32 %rd4, %r4;
   add.u64 %rd5, %rd2, %rd4;
   st.global.u32 [%rd5], %r6;
-  add.u32 %r4, %r4, 4;
+  add.u32 %r4, %r4, %r9;
   bra L;
 E:
   ret;
@@ -111,7 +126,7 @@ def _load(a: np.ndarray, dtype_name: str, box: list[int], coords: list[int], swi
     nbytes = int(np.prod(box)) * a.itemsize
     out = vm.zeros(_footprint(nbytes), np.uint8)
     k = vm.RawModule(code=_kernel(a.ndim), arch="sm_100a").get_function("tma")
-    k(1, 1, (tm, out, nbytes, out.nbytes, *coords), shared_mem=out.nbytes)
+    k(1, 128, (tm, out, nbytes, out.nbytes, *coords), shared_mem=out.nbytes)
     return out.get()
 
 
@@ -195,10 +210,11 @@ def test_invalid_parameters_are_refused_like_the_driver(change: dict, rule: str)
     assert str(e.value).startswith("CUDA_ERROR_INVALID_VALUE: ")
 
 
-def test_global_dim_of_2_to_the_32_is_valid_but_not_representable() -> None:
-    with pytest.raises(TensorMapError) as e:
-        encode_tiled("UINT8", 1, 0x100, [2**32], [], [16])
-    assert e.value.result == "CUDA_ERROR_NOT_SUPPORTED"
+def test_global_dim_limit_is_2_to_the_31() -> None:
+    """CUDA 13's ``cuda.h`` bounds globalDim by 2^31 (12.x said 2^32): 2^31 encodes, 2^31 + 1 is refused."""
+    assert TensorMap.decode(encode_tiled("UINT8", 1, 0x100, [2**31], [], [16])).dims[0] == 2**31
+    with pytest.raises(TensorMapError, match=re.escape("globalDim[0] = 2147483649")):
+        encode_tiled("UINT8", 1, 0x100, [2**31 + 1], [], [16])
 
 
 def _swap_strides(m: np.ndarray) -> None:
@@ -237,7 +253,7 @@ def test_kernel_author_api() -> None:
     v = vm.tensormap_tiled(g, (2, 4, 32), swizzle="64B", by_value=True)
     assert isinstance(v, np.void) and v.tobytes() == tm.get().tobytes()
     out = vm.zeros(1024, np.uint8)
-    vm.RawModule(code=_kernel(3)).get_function("tma")(1, 1, (tm, out, 512, 1024, 0, 0, 5), shared_mem=1024)
+    vm.RawModule(code=_kernel(3)).get_function("tma")(1, 128, (tm, out, 512, 1024, 0, 0, 5), shared_mem=1024)
     assert _same(out.get(), _expected(a, [32, 4, 2], [0, 0, 5], "64B", False), 512, "64B")
     with pytest.raises(TensorMapError, match="exceeds the 32-byte span"):
         vm.tensormap_tiled(g, (2, 4, 32), swizzle="32B")
@@ -257,7 +273,7 @@ def test_packed_4_bit_box(name: str, chunk: int) -> None:
     nbytes = box[1] * box[0] // 16 * chunk
     out = vm.zeros(nbytes, np.uint8)
     k = vm.RawModule(code=_kernel(2)).get_function("tma")
-    k(1, 1, (vm.asarray(m), out, nbytes // chunk * 8, nbytes, *coords), shared_mem=1024)
+    k(1, 128, (vm.asarray(m), out, nbytes // chunk * 8, nbytes, *coords), shared_mem=1024)
     data = out.get().reshape(-1, chunk)[:, :8].reshape(box[1], -1)
     assert np.array_equal(data, raw[2:6, 64:128])
 

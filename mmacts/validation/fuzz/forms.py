@@ -324,6 +324,10 @@ NOT_FUZZED = {
     "atom": "atomic return values depend on the order threads reach memory (not deterministic)",
     "red": "no result value; memory effects covered by the hand-written corpus",
     "isspacep": "depends on the VM's address windows, not on silicon's (hand-written corpus)",
+    "mapa": "needs a cluster launch (the fuzz kernels are one CTA); silicon-checked by the cluster corpus "
+            "(validation/silicon/h100-2026-11-25-cluster)",
+    "st.async": "remote asynchronous store: needs a cluster launch (mmacts/ptxvm/test_cluster_spaces.py)",
+    "red.async": "not implemented (refused by name)",
     "mbarrier": "asynchronous barriers: the hand-written corpus and the tcgen05 suites",
     "nanosleep": "no result value",
     "elect": "elect.sync: covered by the hand-written corpus",
