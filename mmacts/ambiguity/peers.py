@@ -60,8 +60,8 @@ def summarise(rows: list[dict[str, Any]], versions: dict[str, str], run: str) ->
                     a["first"] = f"{r['case_id']}: {str(r.get('message') or '')[:300]}"
             else:
                 a["observed"] += 1
-    name = {"triton": "Triton", "cutlass": "CUTLASS"}
-    pkg = {"triton": "triton", "cutlass": "nvidia-cutlass"}
+    name = {"triton": "Triton", "gluon": "Gluon", "cutlass": "CUTLASS"}
+    pkg = {"triton": "triton", "gluon": "triton", "cutlass": "nvidia-cutlass"}
     out: dict[str, list[dict[str, Any]]] = {}
     for (eid, peer), a in sorted(acc.items()):
         if not a["cases"]:

@@ -55,3 +55,10 @@ def test_unknown_entry_and_bad_counts_are_refused() -> None:
     data = __import__("yaml").safe_load(R.dump_register(replace(reg, entries=(bad,))))
     with pytest.raises(R.RegisterError):
         R.parse_register(data)
+
+
+def test_gluon_rows_are_their_own_peer_with_tritons_version() -> None:
+    rows = [{"suite": "peers", "case_id": "peers.gluon.mma_scaled.cta2.mxfp8", "status": "pass",
+             "message": f"exact; register: {X}"}]
+    (line,) = P.summarise(rows, {"triton": "3.9.0"}, "run1")[X]
+    assert (line["peer"], line["version"], line["agree"]) == ("Gluon", "3.9.0", 1)

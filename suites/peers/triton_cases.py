@@ -64,11 +64,16 @@ class TritonConfig:
 
     @property
     def kind(self) -> str:
-        if self.scale == "ue4m3":
-            return "mxf4nvf4"
-        if self.fmt_a == self.fmt_b == "e2m1":
-            return "mxf4"
-        return "mxf8f6f4"
+        return mma_kind(self.fmt_a, self.fmt_b, self.scale)
+
+
+def mma_kind(fmt_a: str, fmt_b: str, scale: str) -> str:
+    """The block-scaled ``.kind`` an operand/scale format triple runs as."""
+    if scale == "ue4m3":
+        return "mxf4nvf4"
+    if fmt_a == fmt_b == "e2m1":
+        return "mxf4"
+    return "mxf8f6f4"
 
 
 def _configs() -> list[tuple[str, TritonConfig]]:
@@ -155,25 +160,36 @@ def _kernel_source() -> str:
     return (Path(__file__).with_name("triton_kernels.py")).read_text()
 
 
-def compile_config(cfg: TritonConfig, *, cache: DiskCache | None = None) -> dict[str, Any]:
-    """PTX and launch metadata of ``cfg``'s kernel (from the disk cache when present)."""
+def cached_compile(tag: str, source: str, cfg: Any, build: Any, cache: DiskCache | None = None) -> dict[str, Any]:
+    """``build(cfg)`` (PTX and launch metadata), from the disk cache when present: keyed by ``tag``, the Triton
+    version, the kernel ``source`` text and the configuration, so CI does not compile."""
     cache = cache or DiskCache("peers")
-    key = cache_key("triton", _triton_version(), _kernel_source(), asdict(cfg))
+    key = cache_key(tag, _triton_version(), source, asdict(cfg))
     hit = cache.get(key)
     if hit is not None:
         return hit
-    payload = _compile(cfg)
+    payload = build(cfg)
     cache.put(key, payload)
     return payload
 
 
-def _compile(cfg: TritonConfig) -> dict[str, Any]:
+def compile_config(cfg: TritonConfig, *, cache: DiskCache | None = None) -> dict[str, Any]:
+    """PTX and launch metadata of ``cfg``'s kernel (from the disk cache when present)."""
+    return cached_compile("triton", _kernel_source(), cfg, _compile, cache)
+
+
+def triton_env() -> None:
+    """Point Triton at the project's ptxas (the NVIDIA wheel's) and pin FP fusion (Triton 3.9 warns otherwise)."""
     from mmacts.toolchain.locate import find_tool
 
     ptxas = str(find_tool("ptxas"))
     os.environ.setdefault("TRITON_PTXAS_PATH", ptxas)
     os.environ.setdefault("TRITON_PTXAS_BLACKWELL_PATH", ptxas)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def _compile(cfg: TritonConfig) -> dict[str, Any]:
+    triton_env()
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -364,14 +380,17 @@ def run_triton_case(case: Case, *, k_tiles: int = 2, trace: Any = None) -> tuple
     if out.status != "ok":
         return None, want, f"{out.status}: {out.message} ({info})"
     got = mod.rt.to_host(c)
+    return got, want, exact_message(got, want, f"{info}, {out.steps} steps, {out.wall_s:.1f}s")
+
+
+def exact_message(got: np.ndarray, want: np.ndarray, info: str) -> str:
+    """``exact (info)``, or how many fp32 elements differ bit for bit and where the first one is."""
     bad = got.view(np.uint32) != want.view(np.uint32)
-    if bad.any():
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        return got, want, (f"{int(bad.sum())}/{bad.size} elements differ, first D[{i},{j}] = {got[i, j]!r} "
-                           f"want {want[i, j]!r}; rows {np.unique(np.argwhere(bad)[:, 0]).size} cols "
-                           f"{np.unique(np.argwhere(bad)[:, 1]).size} ({info}, {out.steps} steps, "
-                           f"{out.wall_s:.1f}s)")
-    return got, want, f"exact ({info}, {out.steps} steps, {out.wall_s:.1f}s)"
+    if not bad.any():
+        return f"exact ({info})"
+    i, j = (int(v) for v in np.argwhere(bad)[0])
+    return (f"{int(bad.sum())}/{bad.size} elements differ, first D[{i},{j}] = {got[i, j]!r} want {want[i, j]!r}; "
+            f"rows {np.unique(np.argwhere(bad)[:, 0]).size} cols {np.unique(np.argwhere(bad)[:, 1]).size} ({info})")
 
 
 __all__ = ["TritonConfig", "compile_config", "run_triton_case", "triton_cases"]
