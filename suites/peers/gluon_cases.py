@@ -163,19 +163,11 @@ def _compile(cfg: GluonConfig) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------ run
-VM_GAPS = (
-    ("state space .param is not implemented", "cvta.param of a __grid_constant__ tensor map is not implemented"),
-    ("misaligned param access of 128 bytes",
-     "a __grid_constant__ tensor map at a 64-aligned (not 128-aligned) parameter offset is refused"),
-    ("used before mbarrier.init", "shared::cluster addresses carrying the CTA rank (the 0xFEFFFFF0 mask that finds "
-     "the lead CTA's barrier) are not modelled"),
-    ("cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes is not implemented",
-     "TMA with .cta_group::2 written before the state spaces (Triton's qualifier order) is not recognised"),
-    ("is not implemented", "a cluster form the VM does not implement yet"),
-)
-"""Substring of a VM launch error -> the VM gap it shows (the issue-23 cluster work on the VM closes these).
-The test and the driver report such a launch as that gap by name (``xfail`` / ``skip``), anything else as
-what it is."""
+VM_GAPS: tuple[tuple[str, str], ...] = ()
+"""Substring of a VM launch error -> the VM gap it shows. The test and the driver report such a launch as that gap
+by name (``xfail`` / ``skip``), anything else as what it is. Empty since the issue-23 cluster work closed the four
+gaps the Gluon kernels met (cvta.param of a __grid_constant__ map, a 64-aligned map parameter, shared::cluster
+addresses carrying the CTA rank, TMA with ``.cta_group::2`` before the state spaces): a new gap fails loudly."""
 
 
 def vm_gap(msg: str) -> str | None:
