@@ -69,7 +69,10 @@ FAULTS: tuple[KernelFault, ...] = (
                 _tc(1)),
     KernelFault("missing-wait-ld", "tcgen05.wait::ld removed: the next .x8 load overwrites registers still being "
                 "loaded (anti-dependency) and dealloc may overtake the loads (9.7.16.6.4.5)", TC,
-                r"^\s*tcgen05\.wait::ld\.sync\.aligned;\n", "", "tcgen05_blockscale", _tc(1)),
+                r"^\s*tcgen05\.wait::ld\.sync\.aligned;\n", "", "tcgen05_blockscale",
+                # N > 8: a second .x8 load must overwrite the first's registers -- a single load whose registers
+                # are all read needs no wait before dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, the VM's reading)
+                lambda c: _tc(1)(c) and int(c.runtime["n"]) > 8),
     KernelFault("missing-proxy-fence", "fence.proxy.async removed after the shared-memory image copy", TC,
                 r"^\s*fence\.proxy\.async\.shared::cta;\n", "", "tcgen05_blockscale", _tc(1)),
     KernelFault("wrong-ld-shape", "tcgen05.ld.32x32b.x8 replaced by .16x64b.x8", TC,
