@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.cases.status import NOT_SUPPORTED
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
 
@@ -472,12 +473,12 @@ def example_cases(level: str) -> list[Case]:
 
 def run_example_case(case: Case) -> dict[str, Any]:
     """Record fields of one example case: status, message, CUTLASS version, PTX forms, wall, thread-instructions.
-    A toolchain or build that is missing is ``skip`` with the reason."""
+    A toolchain or build that is missing is ``not-supported`` with the reason (this machine cannot run it)."""
     rt = case.runtime
     try:
         r = run_example(case.form["example"], rt["m"], rt["n"], rt["k"], seed=case.seed)
     except Unavailable as e:
-        return {"status": "skip", "message": f"CUTLASS example unavailable: {e}"}
+        return {"status": NOT_SUPPORTED, "message": f"CUTLASS example unavailable: {e}"}
     s = r.stats
     status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
     note = f"; {s['rcp']}" if s.get("rcp") else ""

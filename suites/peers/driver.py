@@ -18,9 +18,10 @@ closest thing to silicon this project can run.
 
 Each case also names the ambiguity-register entries it bears on (:data:`REGISTER_LINKS`):
 ``python -m suites.peers.register RUN/results.parquet`` writes, per entry, what each peer did.
-A missing peer (Triton or the CUTLASS wheel not installed, no compiler) is ``skip`` with the
-reason, never a pass. The peers suite runs its own way (``run_case``): a Triton kernel on the VM
-(``model``) or, on a Blackwell GPU, not yet; a CUTLASS comparison is host-only.
+A missing peer (Triton or the CUTLASS wheel not installed, no compiler), a backend that cannot run the
+peer and a gap the VM names are ``not-supported`` with the reason (this machine cannot run the form; ``skip``
+is kept for what the user deselected), never a pass. The peers suite runs its own way (``run_case``): a Triton
+kernel on the VM (``model``) or, on a Blackwell GPU, not yet; a CUTLASS comparison is host-only.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.core.driver import Expectation, LaunchResult
 
 SUITE = "peers"
@@ -188,15 +190,15 @@ class PeersDriver:
 
             compile_config, config_of, run = _kernel_module(case)
         except ImportError as exc:
-            return {"status": "skip", "executor": "ptxvm", "message": f"triton is not installed ({exc}): "
+            return {"status": NOT_SUPPORTED, "executor": "ptxvm", "message": f"triton is not installed ({exc}): "
                     "pip install '.[peers]'"}
         if backend == "cuda":
-            return {"status": "skip", "message": self.device_supported((0, 0))}
+            return {"status": NOT_SUPPORTED, "message": self.device_supported((0, 0))}
         t0 = time.perf_counter()
         try:
             meta = compile_config(config_of(case))
         except Exception as exc:  # noqa: BLE001 - a compiler that cannot build is a skip with its reason
-            return {"status": "skip", "message": f"triton could not compile: {type(exc).__name__}: {exc}"}
+            return {"status": NOT_SUPPORTED, "message": f"triton could not compile: {type(exc).__name__}: {exc}"}
         compile_s = time.perf_counter() - t0
         if backend == "compile":
             from mmacts.backends import assembler
@@ -215,7 +217,7 @@ class PeersDriver:
             from suites.peers.gluon_cases import vm_gap
 
             if vm_gap(msg):  # the VM refused a form it does not model yet: say which, do not count it as a fault
-                return dict(base, status="skip", message=f"VM gap: {vm_gap(msg)}: {msg}")
+                return dict(base, status=NOT_SUPPORTED, message=f"VM gap: {vm_gap(msg)}: {msg}")
         if got is None:
             status = "timeout" if "timeout" in msg else "error"
             return dict(base, status=status, message=msg)
@@ -227,7 +229,7 @@ class PeersDriver:
 
     def _example(self, case: Case, backend: str) -> dict[str, Any]:
         if backend in ("compile", "cuda"):
-            return {"status": "skip", "message": "a CUTLASS example peer runs on the PTX VM: --backend model"}
+            return {"status": NOT_SUPPORTED, "message": "a CUTLASS example peer runs on the PTX VM: --backend model"}
         from suites.peers.cutlass_examples import run_example_case
 
         return run_example_case(case)
@@ -236,11 +238,12 @@ class PeersDriver:
         from suites.peers import cutlass_peer as CP
 
         if backend == "compile":
-            return {"status": "skip", "message": "a CUTLASS comparison is host-side: run it with --backend model"}
+            return {"status": NOT_SUPPORTED,
+                    "message": "a CUTLASS comparison is host-side: run it with --backend model"}
         try:
             status, msg = CP.run_cutlass_case(case)
         except CP.Unavailable as exc:
-            return {"status": "skip", "message": f"CUTLASS peer unavailable: {exc}"}
+            return {"status": NOT_SUPPORTED, "message": f"CUTLASS peer unavailable: {exc}"}
         return {"status": status, "message": msg, "compare_mode": "peer", "executor": "host"}
 
 
