@@ -129,7 +129,8 @@ _V4 = (
         f"({c}, '{n}', {str(BY_NAME[n].judged).upper()}, {str(BY_NAME[n].bad).upper()})" for n, c in _V4_STATUSES),
     # an old store's flakes were stored as 'other'; their message says what they were
     "UPDATE results SET status = 10 WHERE status = 7 AND message LIKE 'flake: passed on attempt%'",
-    *(f"ALTER TABLE run_suite_stats ADD COLUMN {rollup_column(n)} INTEGER NOT NULL DEFAULT 0"
+    # no NOT NULL: DuckDB 1.1 (the floor) cannot add a column with a constraint; DEFAULT fills old rows with 0
+    *(f"ALTER TABLE run_suite_stats ADD COLUMN {rollup_column(n)} INTEGER DEFAULT 0"
       for n, _ in _V4_STATUSES),
     """UPDATE run_suite_stats SET n_flake = (SELECT COUNT(*) FROM results r JOIN cases c ON c.case_key = r.case_key
            WHERE r.run_key = run_suite_stats.run_key AND r.device_key = run_suite_stats.device_key

@@ -133,7 +133,7 @@ def classify(db: pd.DataFrame, dn: pd.DataFrame, *, slower: float = 1.5, min_us:
     named = pd.concat([flags[k] for k in flags], axis=1).any(axis=1)
     flags["status-changed"] = both & (sb != sn) & ~named
     j["time_base_us"], j["time_new_us"] = tb.where(hw), tn.where(hw)
-    j["ratio"] = (tn / tb).where(hw & (tb > 0)).round(3)
+    j["ratio"] = (tn / tb).where(hw & (tb > 0)).astype("float64").round(3)  # object dtype when no times (pandas 2.1)
     for key, _ in CATEGORIES:
         j[key] = flags[key].astype(bool).to_numpy()
     keys = [k for k, _ in CATEGORIES]
