@@ -153,7 +153,7 @@ def test_box_bytes_boundary_and_element_strides() -> None:
 def test_refused_before_sm100_names_the_features() -> None:
     assert refused_before_sm100("16U6_ALIGN16B", "NONE") and refused_before_sm100(7, 4)
     assert refused_before_sm100("FLOAT32", "128B") is None and refused_before_sm100(99, 0) is None
-    assert np.all([refused_before_sm100(7, s) for s in (4, 5, 6)])
+    assert all(refused_before_sm100(7, s) for s in (4, 5, 6))
 
 
 C_PLANTS = [  # (pattern in vmcuda.c, replacement): one driver-observed rule broken each

@@ -111,7 +111,7 @@ def test_cluster_silicon_spot_checks(record) -> None:
         rank = _u32(out[:, 0])
         assert np.array_equal(_u32(out[:, 0] >> np.uint64(32)), np.full(len(out), cx, np.uint32))
         assert np.array_equal(_u32(out[:, 5] >> np.uint64(32)), rank), f"{name}: rank bits of a shared address"
-        assert np.all(_u32(out[:, 5]) & np.uint32(0xFFFFFF) == 0) and np.all(_u32(out[:, 5]) != 0)
+        assert np.all((_u32(out[:, 5]) & np.uint32(0xFFFFFF)) == 0) and np.all(_u32(out[:, 5]) != 0)
         peer = _u32(out[:, 5]) >> np.uint32(24) ^ rank
         assert np.all((peer != rank) & (peer < cx)), f"{name}: a thread reads another CTA of its cluster"
         assert np.array_equal(out[:, 8], recs[name].inputs[:, 0]), f"{name}: ld.shared::cluster of one's own slot"
@@ -122,7 +122,7 @@ def test_cluster_silicon_spot_checks(record) -> None:
         counter = _u32(out[:, 10])
         for k in np.unique(key):
             mine = key == k
-            assert np.all(counter[mine & (rank == 0)] == np.uint32(sel[mine].sum() & 0xFFFFFFFF)), f"{name}: atom"
+            assert np.all(counter[mine & (rank == 0)] == np.uint32(int(sel[mine].sum()) & 0xFFFFFFFF)), f"{name}: atom"
             assert np.all(counter[mine & (rank == cx - 1)] == cx * 64), f"{name}: red.add count on the last rank"
     for name in ("mbarrier_remote_c2", "mbarrier_remote_c4"):
         assert np.all(_u32(recs[name].silicon[:, 0]) == 0b101010), name
