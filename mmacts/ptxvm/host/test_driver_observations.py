@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mmacts.ptxvm.host import libvmcuda, tensormap
