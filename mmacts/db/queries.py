@@ -49,6 +49,14 @@ def _window(since: _dt.datetime | None, until: _dt.datetime | None, col: str = "
     return (" AND ".join(where) or "TRUE"), params
 
 
+def _device_filter(device: str | None) -> tuple[str, list]:
+    """SQL (`` AND ...`` on ``r.device_key``) and its parameter keeping the devices whose label contains
+    ``device``; nothing when no device is named."""
+    if not device:
+        return "", []
+    return " AND r.device_key IN (SELECT device_key FROM devices WHERE label LIKE ?)", [f"%{device}%"]
+
+
 def summary(store: Store) -> dict[str, Any]:
     from mmacts.db.schema import version
 
@@ -136,10 +144,8 @@ def flaky(store: Store, since: _dt.datetime | None = None, min_changes: int = 2,
     """Cases whose status changed at least ``min_changes`` times across the runs of one device
     with one driver + ptxas (pass -> fail -> pass is two): flake candidates."""
     where, params = _window(since, None)
-    dev = ""
-    if device:
-        dev = " AND r.device_key IN (SELECT device_key FROM devices WHERE label LIKE ?)"
-        params = [*params, f"%{device}%"]
+    dev, dev_params = _device_filter(device)
+    params = [*params, *dev_params]
     sql = f"""
     WITH bad AS (
         SELECT DISTINCT r.case_key, r.device_key, r.config_key FROM results r
@@ -181,10 +187,8 @@ def transitions(store: Store, since: _dt.datetime | None = None, until: _dt.date
     from mmacts.cases.status import transition_kind
 
     where, params = _window(since, until)
-    dev = ""
-    if device:
-        dev = " AND r.device_key IN (SELECT device_key FROM devices WHERE label LIKE ?)"
-        params = [*params, f"%{device}%"]
+    dev, dev_params = _device_filter(device)
+    params = [*params, *dev_params]
     sql = f"""
     WITH seq AS (
         SELECT r.case_key, r.status,
@@ -205,11 +209,8 @@ def transitions(store: Store, since: _dt.datetime | None = None, until: _dt.date
 def regressions(store: Store, since: _dt.datetime, device: str | None = None) -> pd.DataFrame:
     """Per (case, device): the first run since ``since`` where a case that passed before started
     failing, the last run where it passed, and what changed between the two (driver, ptxas, git)."""
-    params: list[Any] = [since]
-    dev = ""
-    if device:
-        dev = " AND r.device_key IN (SELECT device_key FROM devices WHERE label LIKE ?)"
-        params.append(f"%{device}%")
+    dev, dev_params = _device_filter(device)
+    params: list[Any] = [since, *dev_params]
     sql = f"""
     WITH cand AS (
         SELECT DISTINCT r.case_key, r.device_key FROM results r JOIN runs ru ON ru.run_key = r.run_key

@@ -16,7 +16,7 @@ commutative atomics share a word; remote accesses end before the cluster barrier
 
 from __future__ import annotations
 
-from mmacts.validation.corpus.kernels import Kernel, int_slots
+from mmacts.validation.corpus.kernels import Kernel, bounded_wait, int_slots
 
 _DSMEM = """
 mov.u32 %r0, %cluster_ctarank;
@@ -170,14 +170,7 @@ add.u32 %r5, %r5, 1;
 setp.lt.u32 %p3, %r5, %r1;
 @%p3 bra $L_arr;
 $L_arr_done:
-mov.u32 %r20, 0;
-$L_w0:
-mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p4, [%r2], 0;
-add.u32 %r20, %r20, 1;
-setp.lt.u32 %p20, %r20, 1000000;
-not.pred %p30, %p4;
-and.pred %p30, %p30, %p20;
-@%p30 bra $L_w0;
+""" + bounded_wait(0, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p4, [%r2], 0;") + """\
 mbarrier.test_wait.parity.shared::cta.b64 %p5, [%r2], 1;
 barrier.cluster.arrive.release;
 barrier.cluster.wait.acquire;
@@ -186,14 +179,7 @@ add.u32 %r7, %r0, 1;
 rem.u32 %r7, %r7, %r1;
 mapa.shared::cluster.u32 %r8, %r2, %r7;
 @%p6 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r8], %r3;
-mov.u32 %r21, 0;
-$L_w1:
-mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p7, [%r2], 1;
-add.u32 %r21, %r21, 1;
-setp.lt.u32 %p21, %r21, 1000000;
-not.pred %p31, %p7;
-and.pred %p31, %p31, %p21;
-@%p31 bra $L_w1;
+""" + bounded_wait(1, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p7, [%r2], 1;") + """\
 barrier.cluster.arrive.release;
 barrier.cluster.wait.acquire;
 mbarrier.test_wait.parity.shared::cta.b64 %p8, [%r2], 0;
@@ -279,14 +265,7 @@ mov.u32 %r9, 0;
 mov.u16 %h0, {mask};
 {tma_load}
 $L_issued:
-mov.u32 %r20, 0;
-$L_w0:
-mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
-add.u32 %r20, %r20, 1;
-setp.lt.u32 %p20, %r20, 1000000;
-not.pred %p30, %p2;
-and.pred %p30, %p30, %p20;
-@%p30 bra $L_w0;
+""" + bounded_wait(0, "mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;") + """\
 barrier.cluster.arrive.release;
 barrier.cluster.wait.acquire;
 shl.b32 %r10, %gt, 5;

@@ -155,6 +155,16 @@ $Ldone:
 """
 
 
+def bounded_wait(n: int, try_wait: str) -> str:
+    """PTX lines retrying ``try_wait`` (an ``mbarrier.try_wait`` whose first operand is its predicate) until it
+    succeeds or 10^6 tries have passed -- every corpus wait is bounded, so a kernel that would hang ends and its
+    record shows the failed wait. Uses ``%r2n``, ``%p2n``, ``%p3n`` and the label ``$L_wn``."""
+    done = try_wait.split()[1].rstrip(",")
+    return (f"mov.u32 %r2{n}, 0;\n$L_w{n}:\n{try_wait}\nadd.u32 %r2{n}, %r2{n}, 1;\n"
+            f"setp.lt.u32 %p2{n}, %r2{n}, 1000000;\nnot.pred %p3{n}, {done};\nand.pred %p3{n}, %p3{n}, %p2{n};\n"
+            f"@%p3{n} bra $L_w{n};\n")
+
+
 # ------------------------------------------------------------------------------------ input recipes
 def _garbage_above(rng: np.random.Generator, vals: np.ndarray, bits: int) -> np.ndarray:
     """Put random bits above the low ``bits`` of each u64 slot (narrow loads must ignore them)."""
@@ -982,14 +992,7 @@ mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r0], 0;
 mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r0], 1;
 bar.sync 0;
 mbarrier.arrive.shared::cta.b64 %rd0, [%r0];
-mov.u32 %r20, 0;
-$L_w0:
-mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r0], 0;
-add.u32 %r20, %r20, 1;
-setp.lt.u32 %p20, %r20, 1000000;
-not.pred %p30, %p3;
-and.pred %p30, %p30, %p20;
-@%p30 bra $L_w0;
+""" + bounded_wait(0, "mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r0], 0;") + """\
 mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r0], 0;
 mbarrier.test_wait.parity.shared::cta.b64 %p5, [%r0], 1;
 mbarrier.test_wait.shared::cta.b64 %p6, [%r0], %rd0;
@@ -1000,25 +1003,11 @@ setp.lt.u32 %p7, %gt, %r1;
 bar.sync 0;
 mbarrier.test_wait.parity.shared::cta.b64 %p8, [%r0], 1;
 mbarrier.test_wait.parity.shared::cta.b64 %p9, [%r0], 0;
-mov.u32 %r21, 0;
-$L_w1:
-mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r0], 1;
-add.u32 %r21, %r21, 1;
-setp.lt.u32 %p21, %r21, 1000000;
-not.pred %p31, %p10;
-and.pred %p31, %p31, %p21;
-@%p31 bra $L_w1;
+""" + bounded_wait(1, "mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r0], 1;") + """\
 bar.sync 0;
 @%p7 mbarrier.arrive_drop.shared::cta.b64 %rd2, [%r0];
 @!%p7 mbarrier.arrive.shared::cta.b64 %rd2, [%r0];
-mov.u32 %r22, 0;
-$L_w2:
-mbarrier.try_wait.parity.shared::cta.b64 %p11, [%r0], 0;
-add.u32 %r22, %r22, 1;
-setp.lt.u32 %p22, %r22, 1000000;
-not.pred %p32, %p11;
-and.pred %p32, %p32, %p22;
-@%p32 bra $L_w2;
+""" + bounded_wait(2, "mbarrier.try_wait.parity.shared::cta.b64 %p11, [%r0], 0;") + """\
 bar.sync 0;
 mbarrier.test_wait.parity.shared::cta.b64 %p12, [%r0], 1;
 @!%p7 mbarrier.arrive.shared::cta.b64 %rd3, [%r0];
