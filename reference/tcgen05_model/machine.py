@@ -67,6 +67,8 @@ def d_placement(layout: str, m_total: int, n: int) -> tuple[np.ndarray, np.ndarr
         return np.zeros_like(m), m, nn
     if layout == "A":
         return m // 128, m % 128, nn
+    if layout != "B":  # Layouts C/E/F/G (the plain kinds' M = 64 and .ws shapes): the tmem_image reading
+        return TI.d_lane_col(layout, n)
     half = n // 2
     return m // 64, m % 64 + 64 * (nn // half), nn % half
 
