@@ -104,7 +104,7 @@ def _shape_case(suite: str, sh: Shape) -> Case:
                    sf_stage="none", enable_d=True)
     cid = ".".join([sh.kind, f"cg{cg}", "sp" if sh.sparse else "dense", f"M{sh.m}N{sh.n}", f"{sh.fmt}x{sh.fmt}",
                     *(["Atmem"] if sh.a_tmem else []), "enable_d", sh.recipe])
-    common = ("T42.1", "T42.2", "T42.4", "S9.7.16.10.5", "T51.1", "T51.2" if sh.a_tmem else "T51.3",
+    common = ("T42.1", *(["T42.2"] if sh.sparse else []), "S9.7.16.10.5", "T51.1", "T51.2" if sh.a_tmem else "T51.3",
               "T46.1" if cg == 1 else "T46.2", "T46.3" if cg == 1 else "T46.4", "T46.5", "T46.6")
     return Case(case_id=cid, suite=suite, instruction=KernelForm(**form).instruction(None), arch="sm_100a",
                 spec_rows=tuple(dict.fromkeys((*sh.rows, *common))), level="standard", form=form, runtime=runtime,
@@ -324,8 +324,9 @@ def make_shape_inputs(case: Case) -> Any:
                       enable_input_d=True, sp_meta_tmem=META_COL)
     programs = [CtaProgram(smem=smems[v], tmem_ncols=TMEM_COLS, preload=pres[v], ld_col0=0, ld_ncols=_round(n, 8),
                            cps=(), mmas=[mma] if v == 0 else []) for v in range(cg)]
-    return B.CaseInputs(programs, layout, m, n, a_codes, b_codes, np.zeros((m, 0), np.uint8), np.zeros((0, n), np.uint8),
-                        c, fmt, fmt, "none", extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8"})
+    no_sf = np.zeros((m, 0), np.uint8), np.zeros((0, n), np.uint8)
+    return B.CaseInputs(programs, layout, m, n, a_codes, b_codes, *no_sf, c, fmt, fmt, "none",
+                        extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8"})
 
 
 def expected_shape(inp: Any) -> np.ndarray:
