@@ -76,11 +76,15 @@ class Shape:
     """The spec rows of what the case is for (beside the common ones ``_shape_case`` adds)."""
     sparse: bool = False
     a_tmem: bool = False
+    d_lane: int = 0
+    """D's TMEM address lane: Layout F allows an alignment of 0 or 16 (9.7.16.10.5 table)."""
 
 
 SHAPES: tuple[Shape, ...] = (
     Shape("plain:layout-F", "f8f6f4", "e4m3", 1, 64, 64, ("T39.23", "S9.7.16.10.5.6")),
     Shape("plain:layout-A", "f8f6f4", "e4m3", 2, 256, 64, ("T39.25", "S9.7.16.10.5.1")),
+    Shape("plain:layout-F", "f8f6f4", "e4m3", 1, 64, 64, ("T39.23", "S9.7.16.10.5.6"), d_lane=16),
+    Shape("plain:layout-A", "tf32", "tf32", 2, 256, 64, ("T39.17", "S9.7.16.10.5.1")),
     Shape("plain:sparse-meta", "f8f6f4", "e4m3", 1, 128, 64, ("T39.24", "S9.7.16.10.8", "S9.7.16.10.8.2",
                                                              "S9.7.16.10.8.4.6"), sparse=True),
     Shape("plain:sparse-meta", "i8", "s8", 1, 128, 64, ("T39.40", "S9.7.16.10.8", "S9.7.16.10.8.2",
@@ -101,9 +105,10 @@ def _shape_case(suite: str, sh: Shape) -> Case:
     form = dict(kind=sh.kind, scale_vec=None, cta_group=cg, sparse=sh.sparse, a_tmem=sh.a_tmem, collectors=(None,),
                 arch="sm_100a", block_scale=False, ws=False, dol=False)
     runtime = dict(m=sh.m, n=sh.n, k96=False, atype=sh.fmt, btype=sh.fmt, stype="none", sfa_id=0, sfb_id=0,
-                   sf_stage="none", enable_d=True)
+                   sf_stage="none", enable_d=True, d_lane=sh.d_lane)
     cid = ".".join([sh.kind, f"cg{cg}", "sp" if sh.sparse else "dense", f"M{sh.m}N{sh.n}", f"{sh.fmt}x{sh.fmt}",
-                    *(["Atmem"] if sh.a_tmem else []), "enable_d", sh.recipe])
+                    *(["Atmem"] if sh.a_tmem else []), *([f"dlane{sh.d_lane}"] if sh.d_lane else []), "enable_d",
+                    sh.recipe])
     common = ("T42.1", *(["T42.2"] if sh.sparse else []), "S9.7.16.10.5", "T51.1", "T51.2" if sh.a_tmem else "T51.3",
               "T46.1" if cg == 1 else "T46.2", "T46.3" if cg == 1 else "T46.4", "T46.5", "T46.6")
     return Case(case_id=cid, suite=suite, instruction=KernelForm(**form).instruction(None), arch="sm_100a",
@@ -230,9 +235,9 @@ def expected_d(inp: Any) -> np.ndarray:
 SHAPE_RECIPES = frozenset(sh.recipe for sh in SHAPES)
 SHAPE_LAYOUT: dict[tuple[int, int], str] = {(1, 64): "F", (1, 128): "D", (2, 256): "A"}
 """(cta_group, M) -> datapath layout (the 9.7.16.10.5 table, non-.ws rows)."""
-SHAPE_K: dict[str, int] = {"f8f6f4": 32, "i8": 32, "f16": 16}
+SHAPE_K: dict[str, int] = {"f8f6f4": 32, "i8": 32, "f16": 16, "tf32": 8}
 """Dense K of one MMA (Table 39); .sp doubles it."""
-_CONTAINER = {"e4m3": "b8", "s8": "b8", "f16": "b16"}
+_CONTAINER = {"e4m3": "b8", "s8": "b8", "f16": "b16", "tf32": "b32"}
 A_COL, META_COL = 400, 448
 """TMEM columns of A (when in TMEM) and of the sparsity metadata (D sits at column 0)."""
 
@@ -245,11 +250,14 @@ def _values(fmt: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.nd
 
 
 def _encode(fmt: str, vals: np.ndarray) -> np.ndarray:
-    """Container codes of exact values: E4M3 by the reference encoder, f16 and s8 by numpy's IEEE/two's complement."""
+    """Container codes of exact values: E4M3 by the reference encoder, f16, tf32 (an fp32 word whose low 13 bits are
+    0 for these values) and s8 by numpy's IEEE / two's complement."""
     if fmt == "e4m3":
         return np.asarray(F.encode("e4m3", vals), dtype=np.uint8)
     if fmt == "f16":
         return vals.astype(np.float16).view(np.uint16)
+    if fmt == "tf32":
+        return vals.astype(np.float32).view(np.uint32)
     return vals.astype(np.int8).view(np.uint8)
 
 
@@ -285,7 +293,8 @@ def make_shape_inputs(case: Case) -> Any:
     layout = SHAPE_LAYOUT[(cg, m)]
     c = _old_d(m, n, kind == "i8")
     c_bits = c.astype(np.int32).view(np.uint32) if kind == "i8" else c.astype(np.float32).view(np.uint32)
-    cta, lane, dcol = TI.d_lane_col(layout, n)
+    d_lane = int(rt.get("d_lane", 0))
+    cta, lane, dcol = TI.d_lane_col(layout, n, lane_align=d_lane)
     elem = _CONTAINER[fmt]
     rows_a, cols_b = m // cg, n // cg
     smems, pres, descs = [], [], []
@@ -320,13 +329,13 @@ def make_shape_inputs(case: Case) -> Any:
     if any(d != descs[0] for d in descs[1:]):
         raise AssertionError("internal: the CTAs' images differ in layout; the leader's descriptors would not fit")
     idesc = encode_idesc(kind, m=m, n=n, atype=fmt, btype=fmt, sparse=int(sparse))
-    mma = MmaOperands(a=descs[0][0], b_desc=descs[0][1], idesc=idesc, d_tmem=0, sfa_tmem=0, sfb_tmem=0,
-                      enable_input_d=True, sp_meta_tmem=META_COL)
+    mma = MmaOperands(a=descs[0][0], b_desc=descs[0][1], idesc=idesc, d_tmem=TI.taddr(d_lane, 0), sfa_tmem=0,
+                      sfb_tmem=0, enable_input_d=True, sp_meta_tmem=META_COL)
     programs = [CtaProgram(smem=smems[v], tmem_ncols=TMEM_COLS, preload=pres[v], ld_col0=0, ld_ncols=_round(n, 8),
                            cps=(), mmas=[mma] if v == 0 else []) for v in range(cg)]
     no_sf = np.zeros((m, 0), np.uint8), np.zeros((0, n), np.uint8)
     return B.CaseInputs(programs, layout, m, n, a_codes, b_codes, *no_sf, c, fmt, fmt, "none",
-                        extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8"})
+                        extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8", "d_lane": d_lane})
 
 
 def expected_shape(inp: Any) -> np.ndarray:

@@ -77,10 +77,11 @@ def _shape(standard, recipe: str, kind: str = "f8f6f4"):
 
 
 def test_plain_shape_cases_cover_the_four_forms(standard) -> None:
-    got = {(c.form["cta_group"], c.runtime["m"], c.form["sparse"], c.form["a_tmem"], c.form["kind"])
-           for c in standard if c.recipe in PL.SHAPE_RECIPES}
-    assert {(1, 64, False, False, "f8f6f4"), (2, 256, False, False, "f8f6f4"), (1, 128, True, False, "f8f6f4"),
-            (1, 128, True, False, "i8"), (1, 128, False, True, "f8f6f4"), (1, 128, False, True, "f16")} <= got
+    got = {(c.form["cta_group"], c.runtime["m"], c.form["sparse"], c.form["a_tmem"], c.form["kind"],
+            c.runtime["d_lane"]) for c in standard if c.recipe in PL.SHAPE_RECIPES}
+    assert {(1, 64, False, False, "f8f6f4", 0), (1, 64, False, False, "f8f6f4", 16),
+            (2, 256, False, False, "f8f6f4", 0), (2, 256, False, False, "tf32", 0), (1, 128, True, False, "f8f6f4", 0),
+            (1, 128, True, False, "i8", 0), (1, 128, False, True, "f8f6f4", 0), (1, 128, False, True, "f16", 0)} <= got
     sp = next(c for c in standard if c.recipe == "plain:sparse-meta")
     exp = DRIVER.expected(sp, PL.make_inputs(sp))
     assert exp.mode == "observe" and "AMB-SPARSE-META-TMEM" in exp.note  # the metadata's place is open
@@ -99,6 +100,12 @@ def test_plain_layout_f_old_d_is_read_back_only_through_lane_32_m16(standard) ->
     assert np.array_equal(machine.decode_d([pre[:, :n]], "F", 64, n), inp.c.astype(np.float32))
     assert not np.array_equal(pre[:64, :n].view(np.float32), inp.c.astype(np.float32))
     assert np.unique(inp.c).size == inp.c.size  # every old D cell distinct
+    case16 = next(c for c in standard if c.recipe == "plain:layout-F" and c.runtime["d_lane"] == 16)
+    inp16 = PL.make_inputs(case16)
+    pre16 = inp16.programs[0].preload
+    assert inp16.programs[0].mmas[0].d_tmem >> 16 == 16  # the D address names lane 16
+    assert pre16[16, 0] == inp16.c.astype(np.float32).view(np.uint32)[0, 0] and not pre16[:16].any()
+    assert np.array_equal(machine.decode_d([pre16[:, :n]], "F", 64, n, lane_align=16), inp16.c.astype(np.float32))
 
 
 def test_plain_layout_a_ctas_differ_everywhere(standard) -> None:
