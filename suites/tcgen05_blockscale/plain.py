@@ -20,9 +20,11 @@ mixed up the four B buffers or read the mask from the wrong end would pass every
   ``cta_group::2``: rows 128-255 in the peer CTA, 9.7.16.10.5.1), 2:4 sparse A with its metadata in TMEM
   (kind::f8f6f4 and ::i8, 9.7.16.10.8.2; the metadata's place in TMEM is AMB-SPARSE-META-TMEM, so those cases
   observe) and A read from TMEM (8-bit containers four per column, 9.7.16.10.4.3; kind::f16 two 16-bit
-  elements per column). Every one runs with enable-input-d over a position-coded old D (row m, column n holds
-  (64 m + n) / 4; kind::i8 64 m + n), so each D cell is distinct and a cell written to, or read from, the
-  wrong lane or CTA shows; with ``cta_group::2`` the two CTAs' A rows, B columns and old D all differ.
+  elements per column); ``plain:d-f16``: kind::f16 with an F16 D (its 16 bits in the low half of the cell,
+  9.7.16.10.4.1) and negate-A (Table 42 bit 13). Every one runs with enable-input-d over a position-coded old
+  D (row m, column n holds (64 m + n) / 4; kind::i8 64 m + n; an f16 D that mod 512), so each D cell is
+  distinct and a cell written to, or read from, the wrong lane or CTA shows; with ``cta_group::2`` the two
+  CTAs' A rows, B columns and old D all differ.
 
 Data: E4M3 values in {0, +-0.5, +-1, +-1.5, +-2} (the same set in f16; kind::i8 integers in [-3, 3]): every
 partial sum is exact in fp32, so the order of accumulation does not matter (``exact+signed-zero`` is not
@@ -78,6 +80,10 @@ class Shape:
     a_tmem: bool = False
     d_lane: int = 0
     """D's TMEM address lane: Layout F allows an alignment of 0 or 16 (9.7.16.10.5 table)."""
+    d_type: str = ""
+    """D's type when not the kind's 32-bit default: ``f16`` (kind::f16 only; its 16 bits in the low half of the
+    cell, 9.7.16.10.4.1)."""
+    negate_a: bool = False
 
 
 SHAPES: tuple[Shape, ...] = (
@@ -91,6 +97,8 @@ SHAPES: tuple[Shape, ...] = (
                                                        "S9.7.16.10.8.4.6"), sparse=True),
     Shape("plain:a-tmem", "f8f6f4", "e4m3", 1, 128, 64, ("T39.23", "T51.2", "S9.7.16.10.4.3"), a_tmem=True),
     Shape("plain:a-tmem", "f16", "f16", 1, 128, 64, ("T39.2", "T51.2"), a_tmem=True),
+    Shape("plain:d-f16", "f16", "f16", 1, 128, 64, ("T39.1", "T42.4", "T42.8", "S9.7.16.10.4.1"), d_type="f16",
+          negate_a=True),
 )
 """Layout F (M = 64), Layout A (M = 256, cta_group::2), .sp and A from TMEM of the plain kinds (module docstring)."""
 SPARSE_NOTE = ("observe: the sparsity metadata's place in tensor memory is open (AMB-SPARSE-META-TMEM: the figures "
@@ -105,10 +113,11 @@ def _shape_case(suite: str, sh: Shape) -> Case:
     form = dict(kind=sh.kind, scale_vec=None, cta_group=cg, sparse=sh.sparse, a_tmem=sh.a_tmem, collectors=(None,),
                 arch="sm_100a", block_scale=False, ws=False, dol=False)
     runtime = dict(m=sh.m, n=sh.n, k96=False, atype=sh.fmt, btype=sh.fmt, stype="none", sfa_id=0, sfb_id=0,
-                   sf_stage="none", enable_d=True, d_lane=sh.d_lane)
+                   sf_stage="none", enable_d=True, d_lane=sh.d_lane, d_type=sh.d_type, negate_a=sh.negate_a)
     cid = ".".join([sh.kind, f"cg{cg}", "sp" if sh.sparse else "dense", f"M{sh.m}N{sh.n}", f"{sh.fmt}x{sh.fmt}",
-                    *(["Atmem"] if sh.a_tmem else []), *([f"dlane{sh.d_lane}"] if sh.d_lane else []), "enable_d",
-                    sh.recipe])
+                    *(["Atmem"] if sh.a_tmem else []), *([f"dlane{sh.d_lane}"] if sh.d_lane else []),
+                    *([f"d{sh.d_type.upper()}"] if sh.d_type else []), *(["negate_a"] if sh.negate_a else []),
+                    "enable_d", sh.recipe])
     common = ("T42.1", *(["T42.2"] if sh.sparse else []), "S9.7.16.10.5", "T51.1", "T51.2" if sh.a_tmem else "T51.3",
               "T46.1" if cg == 1 else "T46.2", "T46.3" if cg == 1 else "T46.4", "T46.5", "T46.6")
     return Case(case_id=cid, suite=suite, instruction=KernelForm(**form).instruction(None), arch="sm_100a",
@@ -261,10 +270,13 @@ def _encode(fmt: str, vals: np.ndarray) -> np.ndarray:
     return vals.astype(np.int8).view(np.uint8)
 
 
-def _old_d(m: int, n: int, integer: bool) -> np.ndarray:
+def _old_d(m: int, n: int, integer: bool, d_f16: bool = False) -> np.ndarray:
     """Position-coded old D: row m, column n holds 64 m + n (kind::i8) or (64 m + n) / 4 -- distinct in every cell,
-    exact in fp32 (M <= 256, N <= 64)."""
+    exact in fp32 (M <= 256, N <= 64); an f16 D takes (64 m + n) mod 512 / 4 (distinct over any 8 rows; every
+    sum stays exact in f16's 11 bits)."""
     pos = np.arange(m)[:, None] * 64 + np.arange(n)[None, :]
+    if d_f16:
+        return (pos % 512) / 4.0
     return pos.astype(np.float64) if integer else pos / 4.0
 
 
@@ -291,8 +303,14 @@ def make_shape_inputs(case: Case) -> Any:
         a_store = a_codes
     b_codes = _encode(fmt, b_val)
     layout = SHAPE_LAYOUT[(cg, m)]
-    c = _old_d(m, n, kind == "i8")
-    c_bits = c.astype(np.int32).view(np.uint32) if kind == "i8" else c.astype(np.float32).view(np.uint32)
+    d_f16 = rt.get("d_type") == "f16"
+    c = _old_d(m, n, kind == "i8", d_f16)
+    if d_f16:
+        c_bits = c.astype(np.float16).view(np.uint16).astype(np.uint32)
+    elif kind == "i8":
+        c_bits = c.astype(np.int32).view(np.uint32)
+    else:
+        c_bits = c.astype(np.float32).view(np.uint32)
     d_lane = int(rt.get("d_lane", 0))
     cta, lane, dcol = TI.d_lane_col(layout, n, lane_align=d_lane)
     elem = _CONTAINER[fmt]
@@ -328,20 +346,27 @@ def make_shape_inputs(case: Case) -> Any:
         pres.append(pre)
     if any(d != descs[0] for d in descs[1:]):
         raise AssertionError("internal: the CTAs' images differ in layout; the leader's descriptors would not fit")
-    idesc = encode_idesc(kind, m=m, n=n, atype=fmt, btype=fmt, sparse=int(sparse))
+    idesc = encode_idesc(kind, m=m, n=n, atype=fmt, btype=fmt, sparse=int(sparse), negate_a=int(rt["negate_a"]),
+                         **({"dtype": rt["d_type"]} if rt.get("d_type") else {}))
     mma = MmaOperands(a=descs[0][0], b_desc=descs[0][1], idesc=idesc, d_tmem=TI.taddr(d_lane, 0), sfa_tmem=0,
                       sfb_tmem=0, enable_input_d=True, sp_meta_tmem=META_COL)
     programs = [CtaProgram(smem=smems[v], tmem_ncols=TMEM_COLS, preload=pres[v], ld_col0=0, ld_ncols=_round(n, 8),
                            cps=(), mmas=[mma] if v == 0 else []) for v in range(cg)]
     no_sf = np.zeros((m, 0), np.uint8), np.zeros((0, n), np.uint8)
     return B.CaseInputs(programs, layout, m, n, a_codes, b_codes, *no_sf, c, fmt, fmt, "none",
-                        extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8", "d_lane": d_lane})
+                        extra={"a_val": a_val, "b_val": b_val, "d_s32": kind == "i8", "d_lane": d_lane,
+                               "d_f16": d_f16, "negate_a": bool(rt["negate_a"])})
 
 
 def expected_shape(inp: Any) -> np.ndarray:
-    """D = A B + old D of the logical values (``reference.gemm``: ``exact_gemm``, or ``int_gemm`` for kind::i8,
-    which wraps modulo 2^32 as Table 42's saturate bit 0 asks), as fp32 values."""
+    """D = A B + old D of the logical values (``reference.gemm``: ``exact_gemm`` rounded to D's type, or ``int_gemm``
+    for kind::i8, which wraps modulo 2^32 as Table 42's saturate bit 0 asks), as fp32 values; A negated where the
+    case sets Table 42's negate-A bit."""
     a, b = inp.extra["a_val"], inp.extra["b_val"]
+    if inp.extra["negate_a"]:  # Table 42 bit 13: D = (-A) B + old D
+        a = -a
+    if inp.extra["d_f16"]:
+        return G.exact_gemm(a, b, inp.c, out="fp16").astype(np.float32)
     if inp.extra["d_s32"]:
         return G.int_gemm(a.astype(np.int64), b.astype(np.int64), inp.c.astype(np.int64),
                           satfinite=False).astype(np.float32)

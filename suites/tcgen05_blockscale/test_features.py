@@ -82,6 +82,13 @@ def test_plain_shape_cases_cover_the_four_forms(standard) -> None:
     assert {(1, 64, False, False, "f8f6f4", 0), (1, 64, False, False, "f8f6f4", 16),
             (2, 256, False, False, "f8f6f4", 0), (2, 256, False, False, "tf32", 0), (1, 128, True, False, "f8f6f4", 0),
             (1, 128, True, False, "i8", 0), (1, 128, False, True, "f8f6f4", 0), (1, 128, False, True, "f16", 0)} <= got
+    d16 = next(c for c in standard if c.recipe == "plain:d-f16")
+    assert d16.runtime["d_type"] == "f16" and d16.runtime["negate_a"] and "negate_a" in d16.case_id
+    inp = PL.make_inputs(d16)
+    assert not (inp.programs[0].preload[:, :inp.n] >> 16).any()  # the old f16 D fills only the low halves
+    want = PL.expected_shape(inp)
+    plain_d = -inp.extra["a_val"] @ inp.extra["b_val"] + inp.c  # exact in float64: one rounding to f16
+    assert np.array_equal(want, plain_d.astype(np.float16).astype(np.float32))
     sp = next(c for c in standard if c.recipe == "plain:sparse-meta")
     exp = DRIVER.expected(sp, PL.make_inputs(sp))
     assert exp.mode == "observe" and "AMB-SPARSE-META-TMEM" in exp.note  # the metadata's place is open
