@@ -54,6 +54,8 @@ class Example:
     sf_fmt: str = "ue4m3"  # nvfp4: ue4m3 per 16; mx types: ue8m0 per 32
     kind: str = "mxf4nvf4"
     out: str = "bf16"  # D's type; "e2m1" with generated ue8m0 scale factors (LinCombBlockScaleFactor)
+    readings: tuple[tuple[str, str], ...] = ()  # (register entry, reading) the VM is told to take (its profile)
+    register: tuple[str, ...] = ()  # register entries the example's verdict informs (the case message names them)
 
     @property
     def sfd(self) -> bool:
@@ -71,6 +73,9 @@ EXAMPLES: dict[str, Example] = {
         Example("72c", "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu", "sm_100a",
                 a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4"),
         Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
+        Example("89", "89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu", "sm_103a",
+                readings=(("AMB-K96-SHAPES", "also-m128"),),
+                register=("AMB-K96-SHAPES", "AMB-SF-FIGURES-K96", "AMB-ABSOLUTE-LBO-CHUNKS")),
     )
 }
 HOST_SOURCES = ("example_host.cu",)
@@ -369,7 +374,8 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
         f.unlink()
     work.rmdir()
     ptx = (d / "kernel.ptx").read_text()
-    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps).get_function(_entry(ptx))
+    profile = {"readings": dict(ex.readings)} if ex.readings else None
+    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps, profile=profile).get_function(_entry(ptx))
     stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
