@@ -1,6 +1,6 @@
-"""CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors), 89 (sm_103a K = 96) and 79a (sm_120a
-mma.sync: nvfp4 x nvfp4 -> bf16), as shipped in the ``nvidia-cutlass`` wheel, on the PTX VM: D (and 72b's SFD) must
-equal the exact model, and a planted fault in the SF layout must fail.
+"""CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors), 79a (sm_120a
+mma.sync: nvfp4 x nvfp4 -> bf16) and 89 (sm_103a, K = 96 per MMA), as shipped in the ``nvidia-cutlass`` wheel,
+on the PTX VM: D (and 72b's SFD) must equal the exact model, and a planted fault in the SF layout must fail.
 
 The first run builds each example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
 line) only when the toolchain is missing: no ``nvidia-cutlass``, nvcc, g++ or C compiler for libvmcuda."""
