@@ -54,6 +54,8 @@ class Example:
     sf_fmt: str = "ue4m3"  # nvfp4: ue4m3 per 16; mx types: ue8m0 per 32
     kind: str = "mxf4nvf4"
     out: str = "bf16"  # D's type; "e2m1" with generated ue8m0 scale factors (LinCombBlockScaleFactor)
+    readings: tuple[tuple[str, str], ...] = ()  # (register entry, reading) the VM is told to take (its profile)
+    register: tuple[str, ...] = ()  # register entries the example's verdict informs (the case message names them)
 
     @property
     def sfd(self) -> bool:
@@ -71,6 +73,9 @@ EXAMPLES: dict[str, Example] = {
         Example("72c", "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu", "sm_100a",
                 a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4"),
         Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
+        Example("89", "89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu", "sm_103a",
+                readings=(("AMB-K96-SHAPES", "also-m128"),),
+                register=("AMB-K96-SHAPES", "AMB-SF-FIGURES-K96", "AMB-ABSOLUTE-LBO-CHUNKS")),
     )
 }
 HOST_SOURCES = ("example_host.cu",)
@@ -369,7 +374,8 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
         f.unlink()
     work.rmdir()
     ptx = (d / "kernel.ptx").read_text()
-    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps).get_function(_entry(ptx))
+    profile = {"readings": dict(ex.readings)} if ex.readings else None
+    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps, profile=profile).get_function(_entry(ptx))
     stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
@@ -430,15 +436,19 @@ SIZES: dict[str, dict[str, tuple[tuple[int, int, int], ...]]] = {
     "79a": {"standard": ((128, 128, 256),), "full": ((256, 256, 512), (256, 256, 1024))},
     "72a": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
     "72c": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
+    "89": {"standard": ((128, 128, 768), (256, 256, 1536)), "full": ((256, 512, 768), (128, 256, 384))},
 }
 """Problem sizes per example and level: the VM runs 72b's 256x256x1024 in seconds, 79a's (mma.sync, one warp
 instruction per 16x8x64) takes about a minute; the first build of an example takes minutes (cached)."""
-RUNNABLE = ("72b", "79a", "72a", "72c")
+RUNNABLE = ("72b", "79a", "72a", "72c", "89")
 """Examples whose cases are listed. 72a and 72c (2-SM MMA, cluster 2x4: TMA multicast with .cta_group::2,
 tcgen05.cp/mma.cta_group::2) run as shipped since the VM reads a tcgen05.ld whose destination registers were read
 as complete for a later tcgen05.dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, reading register-read-completes: CUTLASS's
 SM100 epilogue reads tcgen05.ld results with no tcgen05.wait::ld on the path that does not release the accumulator);
-their verdicts rest on that open reading."""
+their verdicts rest on that open reading. 89 (sm_103a "ultra": tcgen05.mma.cta_group::1 M = 128 with K = 96, a shape
+Table 39 does not print) runs with the VM told the reading also-m128 of AMB-K96-SHAPES (``Example.readings``); its
+verdict rests on that reading, and it exercises AMB-SF-FIGURES-K96 (SFs straddling into the next 4-group column)
+and AMB-ABSOLUTE-LBO-CHUNKS (48-byte K chunks, LBO absolute mode): the VM's other reading of either fails it."""
 TWO_SM = ("72a", "72c")
 """Examples whose first build takes 10+ minutes on two cores: their tests run only with a cached build."""
 
@@ -457,11 +467,14 @@ def example_cases(level: str) -> list[Case]:
             if level_rank(lvl) > level_rank(level):
                 continue
             ex = EXAMPLES[name]
-            sm100 = ex.arch == "sm_100a"
+            sm100 = ex.arch in ("sm_100a", "sm_103a")
             group = 2 if name in TWO_SM else 1
             instr = (f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale" if sm100
                      else f"mma.sync.aligned.kind::{ex.kind}.block_scale")
             rows = ("S9.7.16.9", "S9.7.16.10.7") if sm100 else ("S9.7.14.3",)
+            if ex.arch == "sm_103a":
+                instr = f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale.block16"
+                rows = ("S9.7.16.9", "S9.7.16.10.7", "S9.7.16.2.1.1", "T54.4")
             for m, n, k in sizes:
                 out.append(Case(case_id=case_id(name, m, n, k), suite="peers", instruction=instr, arch=ex.arch,
                                 spec_rows=rows, level=lvl, recipe="exact",
@@ -482,7 +495,11 @@ def run_example_case(case: Case) -> dict[str, Any]:
     s = r.stats
     status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
     note = f"; {s['rcp']}" if s.get("rcp") else ""
+    ex = EXAMPLES[case.form["example"]]
+    if ex.readings:
+        note += "; VM reading " + ", ".join(f"{e} {r}" for e, r in ex.readings)
+    links = f"; register: {', '.join(ex.register)}" if ex.register else ""
     return {"status": status, "executor": "ptxvm", "compare_mode": "exact", "mismatches": max(r.mismatches, 0),
             "message": f"CUTLASS {s['cutlass']} example {s['example']}: {r.message}{note}; "
                        f"{s.get('thread_instructions', 0)} thread-instructions, {s.get('steps', 0)} steps, "
-                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}"}
+                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}{links}"}
