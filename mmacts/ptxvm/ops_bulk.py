@@ -288,7 +288,17 @@ def _read_tensormap(m: Machine, addr: int, ins: Instr) -> TensorMap:
         raw = m.param_load(a - np.uint64(PARAM_WINDOW), TENSORMAP_BYTES)[0]
     else:
         raw = m.gmem.load(a, TENSORMAP_BYTES)[0]
-    return TensorMap.decode(raw)
+    key = raw.tobytes()
+    tm = _DECODED.get(key)
+    if tm is None:  # a kernel reads the same few maps for every copy: decode each once (never mutated)
+        if len(_DECODED) > 256:
+            _DECODED.clear()
+        tm = _DECODED[key] = TensorMap.decode(raw)
+    return tm
+
+
+_DECODED: dict[bytes, TensorMap] = {}
+"""Decoded tensor maps by their 128 bytes (the map is a pure function of them)."""
 
 
 def _swizzle(addrs: np.ndarray, mode: int) -> np.ndarray:
@@ -328,14 +338,17 @@ def _box_offsets(box: list[int], coords: list[int], dims: list[int],
     """Per element of the box at ``coords`` (dimension 0 innermost, fastest), whether it lies inside the tensor
     of extents ``dims`` and its byte offset there (``strides`` in bytes, dimension 0 first; indices outside the
     tensor clipped to it, so that every offset is a valid address)."""
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k, (d, st) in enumerate(zip(reversed(dims), reversed(strides), strict=True)):
-        inb &= (idx[k] >= 0) & (idx[k] < d)
-        off += np.clip(idx[k], 0, max(d - 1, 0)) * st
-    return inb.reshape(-1), off.reshape(-1)
+    # per dimension a 1-D index broadcast along its own axis (outermost first), summed: no meshgrid copies
+    r = len(box)
+    inb = np.ones((1,) * r, dtype=bool)
+    off = np.zeros((1,) * r, dtype=np.int64)
+    for k, (b, c, d, st) in enumerate(zip(reversed(box), reversed(coords), reversed(dims), reversed(strides),
+                                          strict=True)):
+        i = (np.arange(b, dtype=np.int64) + c).reshape((1,) * k + (b,) + (1,) * (r - k - 1))
+        inb = inb & (i >= 0) & (i < d)
+        off = off + np.clip(i, 0, max(d - 1, 0)) * st
+    shape = tuple(reversed(box))
+    return np.broadcast_to(inb, shape).reshape(-1), np.broadcast_to(off, shape).reshape(-1)
 
 
 def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, int, int, int, int]:
