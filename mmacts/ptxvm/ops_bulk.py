@@ -502,10 +502,9 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
         tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
         srcs = m.shared_target(m.address(src_op, act), act, f"{ins.opcode} source")[1]
-        for i, t in enumerate(act):
-            cta = int(m.cta[t])
-            tm = _read_tensormap(m, int(tmaps[i]), ins)
-            _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
+        boxes = [_store_box(m, _read_tensormap(m, int(tmaps[i]), ins), [int(c[i]) for c in coords], int(m.cta[t]),
+                            int(srcs[i]), ins) for i, t in enumerate(act)]
+        _store_boxes(m, [b for b in boxes if b is not None])
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
 
@@ -626,9 +625,25 @@ def _im2col_offsets(m: Machine, ins: Instr, ops: tuple[Operand, ...], act: np.nd
     return offs
 
 
-def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
+def _store_boxes(m: Machine, boxes: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Store each (addresses, element bytes) box in order: one scatter when the elements are of one width (a
+    later box's bytes win, as one by one); box by box when widths differ or an address faults (the fault then
+    names the box and element it did before)."""
+    if len(boxes) > 1 and len({d.shape[1] for _, d in boxes}) == 1:
+        try:
+            m.gmem.store(np.concatenate([a for a, _ in boxes]), np.concatenate([d for _, d in boxes]))
+            return
+        except VmMemoryFault:
+            pass  # nothing was written (bounds are checked first): redo box by box to raise where it did
+    for a, d in boxes:
+        m.gmem.store(a, d)
+
+
+def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
+               ins: Instr) -> tuple[np.ndarray, np.ndarray] | None:
     """Shared -> global through ``tm``: the box (dense in shared memory, through the swizzle) to its place in
-    the tensor, elements outside the tensor not written. Packed ``.b4x16`` data (16 elements in 8 bytes, the
+    the tensor, elements outside the tensor not written; returned as (global addresses, element bytes) for the
+    caller to store (None: nothing inside the tensor). Packed ``.b4x16`` data (16 elements in 8 bytes, the
     nvfp4 output of CUTLASS's block-scaled epilogues) moves in 8-byte chunks, the inner dimension counted in
     elements as for loads; the padded types and a tensor whose inner extent ends inside a chunk are refused."""
     r = tm.rank
@@ -652,8 +667,9 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
     good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
-    if good.any():
-        m.gmem.store(np.uint64(tm.address) + off[good].astype(np.uint64), data[good])
+    if not good.any():
+        return None
+    return np.uint64(tm.address) + off[good].astype(np.uint64), data[good]
 
 
 # ------------------------------------------------------------------------------------------ tensormap

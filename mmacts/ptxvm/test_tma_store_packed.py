@@ -70,3 +70,32 @@ def test_out_of_bound_rows_are_not_written() -> None:
 def test_padded_packed_store_is_refused_by_name() -> None:
     with pytest.raises(Exception, match="padded"):
         _store("16U4_ALIGN16B", [128, 2])
+
+
+def test_batched_box_stores_keep_thread_order_and_fault_naming() -> None:
+    """Several threads' TMA-store boxes go out as one scatter (ops_bulk._store_boxes): where two boxes overlap
+    the later thread's bytes win, as box by box; boxes of different element widths and a faulting address
+    go box by box (the fault names the element of its own box). Planted fault: concatenating the boxes in
+    reverse order makes the overlap test fail."""
+    from mmacts.ptxvm.errors import VmMemoryFault
+    from mmacts.ptxvm.memory import GlobalMemory
+    from mmacts.ptxvm.ops_bulk import _store_boxes
+
+    class _M:
+        gmem = GlobalMemory()
+
+    m = _M()
+    buf = m.gmem.allocate(np.zeros(64, np.uint8))
+    at = np.uint64(buf.base)
+    first = (at + np.arange(0, 16, 2, dtype=np.uint64), np.full((8, 2), 1, np.uint8))
+    second = (at + np.arange(8, 24, 2, dtype=np.uint64), np.full((8, 2), 2, np.uint8))
+    _store_boxes(m, [first, second])
+    assert buf.host[:8].tolist() == [1] * 8 and buf.host[8:24].tolist() == [2] * 16
+    wide = (at + np.arange(0, 8, 4, dtype=np.uint64), np.full((2, 4), 3, np.uint8))
+    _store_boxes(m, [second, wide])
+    assert buf.host[:8].tolist() == [3] * 8 and buf.host[8:24].tolist() == [2] * 16
+    bad = (at + np.array([60, 62, 64], dtype=np.uint64), np.full((3, 2), 4, np.uint8))
+    fifth = (first[0], np.full((8, 2), 5, np.uint8))
+    with pytest.raises(VmMemoryFault, match="@thread2"):
+        _store_boxes(m, [fifth, bad])
+    assert buf.host[:16].tolist() == [5] * 16 and buf.host[60:64].tolist() == [0] * 4  # as box by box
