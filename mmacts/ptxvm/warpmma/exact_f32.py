@@ -16,8 +16,9 @@ product of four has at most 16, and the range guard below keeps every product fa
 
 Here L is a lower bound: min_k lowbit(a_mk sa) + min_k lowbit(b_kn sb) (lowbit of a product of two numbers is
 the product of their lowbits), and S is bounded by |A*SA| @ |B*SB| + |C| computed in float64 (relative error
-< 2^-40) against 2^(L+52) (a factor two of margin). Elements where the guard fails, the result is zero
-(sign rules), outside the f32 normal range, or any input is not finite are left to the model (``ok`` False).
+< 2^-40) against 2^(L+52) (a factor two of margin). An exact zero takes the model's sign rule (-0 only when
+every term is -0). Elements where the guard fails, the result is outside the f32 normal range, or any input
+is not finite are left to the model (``ok`` False).
 """
 
 from __future__ import annotations
@@ -75,5 +76,23 @@ def matrix_dot(a: np.ndarray, b: np.ndarray, c: np.ndarray, sa: np.ndarray | Non
         fits = bound < np.ldexp(1.0, np.clip(low + 52, -1100, 1100).astype(np.int32))
         d = np.matmul(a, b) + c
         ad = np.abs(d)
-        ok = fits & (low < _NONE) & (ad >= _F32_MIN_NORMAL) & (ad <= _F32_MAX)
-        return d.astype(np.float32).astype(np.float64), ok
+        ok = fits & (ad <= _F32_MAX) & ((ad >= _F32_MIN_NORMAL) | (d == 0))
+        d = d.astype(np.float32).astype(np.float64)
+    zero = np.nonzero(ok & (d == 0))
+    if len(zero[0]):
+        d[zero] = _zero_sign(a, b, c, zero)
+    return d, ok
+
+
+def _zero_sign(a: np.ndarray, b: np.ndarray, c: np.ndarray, at: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The model's exact zero at the elements ``at`` (whose exact sum is 0): -0 where every term (each
+    product, and C) is a negative zero, else +0 (``reference.gemm.exact_sum_round``'s rule, IEEE's for a sum
+    of zeros). The few zero elements are looked at term by term."""
+    shape = np.broadcast_shapes(a.shape[:-1] + b.shape[-1:], c.shape)
+    *lead, r, col = at
+    rows = np.broadcast_to(a, shape[:-2] + a.shape[-2:])[(*lead, r)]  # (Z, K)
+    cols = np.swapaxes(np.broadcast_to(b, shape[:-2] + b.shape[-2:]), -1, -2)[(*lead, col)]  # (Z, K)
+    t = rows * cols
+    cz = np.broadcast_to(c, shape)[at]
+    neg = np.all((t == 0) & np.signbit(t), axis=-1) & (cz == 0) & np.signbit(cz)
+    return np.where(neg, -0.0, 0.0)
