@@ -76,6 +76,8 @@ class GlobalMemory:
 
     buffers: list[DeviceArray] = field(default_factory=list)
     _next: int = GLOBAL_BASE
+    _bounds_of: tuple[int, int] = (-1, 0)
+    _bounds_cache: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0, np.uint64), np.zeros(0, np.uint64)))
 
     def allocate(self, host: np.ndarray) -> DeviceArray:
         arr = np.ascontiguousarray(host).copy()
@@ -84,9 +86,17 @@ class GlobalMemory:
         self.buffers.append(d)
         return d
 
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(bases, ends) of the buffers, rebuilt only when the list changed (buffers are only ever appended)."""
+        key = (len(self.buffers), self.buffers[-1].base if self.buffers else 0)
+        if self._bounds_of != key:
+            self._bounds_cache = (np.array([b.base for b in self.buffers], dtype=np.uint64),
+                                  np.array([b.base + b.nbytes for b in self.buffers], dtype=np.uint64))
+            self._bounds_of = key
+        return self._bounds_cache
+
     def _locate(self, addrs: np.ndarray, nbytes: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-        bases = np.array([b.base for b in self.buffers], dtype=np.uint64)
-        ends = np.array([b.base + b.nbytes for b in self.buffers], dtype=np.uint64)
+        bases, ends = self._bounds()
         idx = np.searchsorted(bases, addrs, side="right") - 1
         bad = (idx < 0)
         idx = np.maximum(idx, 0)
@@ -103,6 +113,9 @@ class GlobalMemory:
     def load(self, addrs: np.ndarray, nbytes: int) -> np.ndarray:
         """(n, nbytes) uint8 read at ``addrs`` (uint64)."""
         idx, off = self._locate(addrs, nbytes, "load")
+        if len(idx) and (idx == idx[0]).all():  # one buffer (the usual case): one gather
+            flat = self.buffers[int(idx[0])].host.reshape(-1).view(np.uint8)
+            return flat[off.astype(np.int64)[:, None] + np.arange(nbytes)]
         out = np.empty((len(addrs), nbytes), dtype=np.uint8)
         for b in np.unique(idx):
             sel = idx == b
@@ -114,6 +127,10 @@ class GlobalMemory:
         """Write (n, nbytes) uint8 rows at ``addrs``; later rows win where two threads collide."""
         nbytes = data.shape[1]
         idx, off = self._locate(addrs, nbytes, "store")
+        if len(idx) and (idx == idx[0]).all():  # one buffer (the usual case): one scatter
+            flat = self.buffers[int(idx[0])].host.reshape(-1).view(np.uint8)
+            flat[off.astype(np.int64)[:, None] + np.arange(nbytes)] = data
+            return
         for b in np.unique(idx):
             sel = idx == b
             flat = self.buffers[int(b)].host.reshape(-1).view(np.uint8)

@@ -299,7 +299,17 @@ def _read_tensormap(m: Machine, addr: int, ins: Instr) -> TensorMap:
         raw = m.param_load(a - np.uint64(PARAM_WINDOW), TENSORMAP_BYTES)[0]
     else:
         raw = m.gmem.load(a, TENSORMAP_BYTES)[0]
-    return TensorMap.decode(raw)
+    key = raw.tobytes()
+    tm = _DECODED.get(key)
+    if tm is None:  # a kernel reads the same few maps for every copy: decode each once (never mutated)
+        if len(_DECODED) > 256:
+            _DECODED.clear()
+        tm = _DECODED[key] = TensorMap.decode(raw)
+    return tm
+
+
+_DECODED: dict[bytes, TensorMap] = {}
+"""Decoded tensor maps by their 128 bytes (the map is a pure function of them)."""
 
 
 def _swizzle(addrs: np.ndarray, mode: int) -> np.ndarray:
@@ -335,19 +345,25 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
     return (*_gather(m, tm, off, inb, es, pad), box[0] * (es + pad))
 
 
-def _box_offsets(box: list[int], coords: list[int], dims: list[int],
+def _box_offsets(box: list[int], coords: list[int] | list[np.ndarray], dims: list[int],
                  strides: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Per element of the box at ``coords`` (dimension 0 innermost, fastest), whether it lies inside the tensor
     of extents ``dims`` and its byte offset there (``strides`` in bytes, dimension 0 first; indices outside the
-    tensor clipped to it, so that every offset is a valid address)."""
-    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(reversed(box), reversed(coords),
-                                                                          strict=True)], indexing="ij")
-    inb = np.ones(idx[0].shape, dtype=bool)
-    off = np.zeros(idx[0].shape, dtype=np.int64)
-    for k, (d, st) in enumerate(zip(reversed(dims), reversed(strides), strict=True)):
-        inb &= (idx[k] >= 0) & (idx[k] < d)
-        off += np.clip(idx[k], 0, max(d - 1, 0)) * st
-    return inb.reshape(-1), off.reshape(-1)
+    tensor clipped to it, so that every offset is a valid address). ``coords`` of ints give (box elements,);
+    of (T,) arrays, one box per entry: (T, box elements)."""
+    # per dimension a 1-D index broadcast along its own axis (outermost first), summed: no meshgrid copies
+    r = len(box)
+    lead = np.shape(coords[0])
+    inb = np.ones(lead + (1,) * r, dtype=bool)
+    off = np.zeros(lead + (1,) * r, dtype=np.int64)
+    for k, (b, c, d, st) in enumerate(zip(reversed(box), reversed(coords), reversed(dims), reversed(strides),
+                                          strict=True)):
+        c = np.asarray(c, dtype=np.int64).reshape(lead + (1,) * r)
+        i = c + np.arange(b, dtype=np.int64).reshape((1,) * k + (b,) + (1,) * (r - k - 1))
+        inb = inb & (i >= 0) & (i < d)
+        off = off + np.clip(i, 0, max(d - 1, 0)) * st
+    shape = lead + tuple(reversed(box))
+    return np.broadcast_to(inb, shape).reshape(lead + (-1,)), np.broadcast_to(off, shape).reshape(lead + (-1,))
 
 
 def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, int, int, int, int]:
@@ -511,10 +527,19 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
         tmaps = _tensormap_addresses(m, tmap_op, act)
         coords = [m.read(c, S32, act).astype(np.int64) for c in coord_op.items]
         srcs = m.shared_target(m.address(src_op, act), act, f"{ins.opcode} source")[1]
-        for i, t in enumerate(act):
-            cta = int(m.cta[t])
+        boxes: list[tuple[np.ndarray, np.ndarray] | None] = []
+        i = 0
+        while i < len(act):  # runs of threads storing through one map: together, else thread by thread
+            j = i + 1
+            while j < len(act) and tmaps[j] == tmaps[i]:
+                j += 1
             tm = _read_tensormap(m, int(tmaps[i]), ins)
-            _store_box(m, tm, [int(c[i]) for c in coords], cta, int(srcs[i]), ins)
+            run = _store_run(m, tm, [c[i:j] for c in coords], m.cta[act[i:j]], srcs[i:j].astype(np.int64))
+            boxes += [run] if run is not None else [
+                _store_box(m, tm, [int(c[k]) for c in coords], int(m.cta[act[k]]), int(srcs[k]), ins)
+                for k in range(i, j)]
+            i = j
+        _store_boxes(m, [b for b in boxes if b is not None])
         return None
     raise VmUnsupported(f"{ins.opcode} is not implemented")
 
@@ -635,9 +660,51 @@ def _im2col_offsets(m: Machine, ins: Instr, ops: tuple[Operand, ...], act: np.nd
     return offs
 
 
-def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int, ins: Instr) -> None:
+def _store_boxes(m: Machine, boxes: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Store each (addresses, element bytes) box in order: one scatter when the elements are of one width (a
+    later box's bytes win, as one by one); box by box when widths differ or an address faults (the fault then
+    names the box and element it did before)."""
+    if len(boxes) > 1 and len({d.shape[1] for _, d in boxes}) == 1:
+        try:
+            m.gmem.store(np.concatenate([a for a, _ in boxes]), np.concatenate([d for _, d in boxes]))
+            return
+        except VmMemoryFault:
+            pass  # nothing was written (bounds are checked first): redo box by box to raise where it did
+    for a, d in boxes:
+        m.gmem.store(a, d)
+
+
+def _store_run(m: Machine, tm: TensorMap, coords: list[np.ndarray], ctas: np.ndarray,
+               srcs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """What :func:`_store_box` stores for several threads through one map, as one (addresses, bytes) pair in
+    thread order; None where any of them would be refused or fault (unsupported map, a packed coordinate off a
+    chunk, unfenced shared bytes): the caller then goes thread by thread, raising exactly what it did."""
+    r = tm.rank
+    box, dims, coords = list(tm.box[:r]), list(tm.dims[:r]), list(coords)
+    es = ELEM_BYTES.get(tm.elemtype)
+    if tm.mode != 0 or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:r]):
+        return None
+    if tm.elemtype in SUB_BYTE:
+        es, pad = SUB_BYTE[tm.elemtype]
+        if pad or box[0] % 16 or dims[0] % 16 or (coords[0] % 16).any():
+            return None
+        box[0], coords[0], dims[0] = box[0] // 16, coords[0] // 16, dims[0] // 16
+    if es is None:
+        return None
+    n = int(np.prod(box))
+    sa = _swizzle(srcs[:, None] + np.arange(n * es, dtype=np.int64), tm.swizzle)  # (threads, bytes)
+    if (m.smem_writer[ctas[:, None], sa] >= 0).any():
+        return None
+    data = m.smem[ctas[:, None], sa].reshape(len(ctas), n, es)
+    good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
+    return np.uint64(tm.address) + off[good].astype(np.uint64), data[good]
+
+
+def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
+               ins: Instr) -> tuple[np.ndarray, np.ndarray] | None:
     """Shared -> global through ``tm``: the box (dense in shared memory, through the swizzle) to its place in
-    the tensor, elements outside the tensor not written. Packed ``.b4x16`` data (16 elements in 8 bytes, the
+    the tensor, elements outside the tensor not written; returned as (global addresses, element bytes) for the
+    caller to store (None: nothing inside the tensor). Packed ``.b4x16`` data (16 elements in 8 bytes, the
     nvfp4 output of CUTLASS's block-scaled epilogues) moves in 8-byte chunks, the inner dimension counted in
     elements as for loads; the padded types and a tensor whose inner extent ends inside a chunk are refused."""
     r = tm.rank
@@ -669,8 +736,9 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
     good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
-    if good.any():
-        m.gmem.store(np.uint64(tm.address) + off[good].astype(np.uint64), data[good])
+    if not good.any():
+        return None
+    return np.uint64(tm.address) + off[good].astype(np.uint64), data[good]
 
 
 # ------------------------------------------------------------------------------------------ tensormap

@@ -188,17 +188,18 @@ class Tcgen05State:
                                f"completed (wait on its tcgen05.commit mbarrier first)")
             if ranges:
                 idx = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
-                # a mask, not np.intersect1d: sorting both sides for every store was most of example 89's VM time
-                read = np.zeros(max(int(idx.max()) + 1, m.smem.shape[1]), bool)
-                read[idx] = True
-                for seq, c, sel, _ in self.stores:
-                    if c == cta and seq >= op.seq:
-                        hit = np.sort(sel[read[sel]])
-                        if hit.size:
-                            line = int(m.smem_writer_line[cta, hit[0]])
-                            raise VmHazard(f"shared memory byte {int(hit[0]):#x} of CTA {m.ctas[cta]} was "
-                                           f"overwritten (line {line}) while the tcgen05 operation issued at "
-                                           f"{op.ins.where()} could still read it")
+                later = [sel for seq, c, sel, _ in self.stores if c == cta and seq >= op.seq]
+                if later:  # one byte mask of what the operation reads, looked up by each later store
+                    reads = np.zeros(max(m.smem.shape[1], int(idx.max()) + 1), dtype=bool)
+                    reads[idx] = True
+                for sel in later:
+                    hit = sel[reads[sel]]
+                    if hit.size:
+                        first = int(hit.min())
+                        line = int(m.smem_writer_line[cta, first])
+                        raise VmHazard(f"shared memory byte {first:#x} of CTA {m.ctas[cta]} was "
+                                       f"overwritten (line {line}) while the tcgen05 operation issued at "
+                                       f"{op.ins.where()} could still read it")
                 if idx.size and idx.max() < m.smem.shape[1]:
                     m.check_async_reads(cta, idx, f"the tcgen05 operation at {op.ins.where()}")
 

@@ -70,3 +70,57 @@ def test_out_of_bound_rows_are_not_written() -> None:
 def test_padded_packed_store_is_refused_by_name() -> None:
     with pytest.raises(Exception, match="padded"):
         _store("16U4_ALIGN16B", [128, 2])
+
+
+def test_batched_box_stores_keep_thread_order_and_fault_naming() -> None:
+    """Several threads' TMA-store boxes go out as one scatter (ops_bulk._store_boxes): where two boxes overlap
+    the later thread's bytes win, as box by box; boxes of different element widths and a faulting address
+    go box by box (the fault names the element of its own box). Planted fault: concatenating the boxes in
+    reverse order makes the overlap test fail."""
+    from mmacts.ptxvm.errors import VmMemoryFault
+    from mmacts.ptxvm.memory import GlobalMemory
+    from mmacts.ptxvm.ops_bulk import _store_boxes
+
+    class _M:
+        gmem = GlobalMemory()
+
+    m = _M()
+    buf = m.gmem.allocate(np.zeros(64, np.uint8))
+    at = np.uint64(buf.base)
+    first = (at + np.arange(0, 16, 2, dtype=np.uint64), np.full((8, 2), 1, np.uint8))
+    second = (at + np.arange(8, 24, 2, dtype=np.uint64), np.full((8, 2), 2, np.uint8))
+    _store_boxes(m, [first, second])
+    assert buf.host[:8].tolist() == [1] * 8 and buf.host[8:24].tolist() == [2] * 16
+    wide = (at + np.arange(0, 8, 4, dtype=np.uint64), np.full((2, 4), 3, np.uint8))
+    _store_boxes(m, [second, wide])
+    assert buf.host[:8].tolist() == [3] * 8 and buf.host[8:24].tolist() == [2] * 16
+    bad = (at + np.array([60, 62, 64], dtype=np.uint64), np.full((3, 2), 4, np.uint8))
+    fifth = (first[0], np.full((8, 2), 5, np.uint8))
+    with pytest.raises(VmMemoryFault, match="@thread2"):
+        _store_boxes(m, [fifth, bad])
+    assert buf.host[:16].tolist() == [5] * 16 and buf.host[60:64].tolist() == [0] * 4  # as box by box
+
+
+def _two_thread_store(fence: bool) -> tuple[np.ndarray, np.ndarray, str]:
+    """Threads 0 and 1 each store the same 4-row box, thread t at column 128 t, row 4 t (one map: the VM
+    stores such a run of threads together, ops_bulk._store_run)."""
+    ptx = KERNEL.replace("setp.ne.u32 %p1, %r0, 0;", "setp.gt.u32 %p1, %r0, 1;\n  mul.lo.u32 %r5, %r0, 128;\n"
+                         "  add.u32 %r10, %r10, %r5;\n  mul.lo.u32 %r6, %r0, 4;\n  add.u32 %r11, %r11, %r6;")
+    if not fence:
+        ptx = ptx.replace("fence.proxy.async.shared::cta;", "")
+    data = np.random.default_rng(6).integers(0, 256, size=256).astype(np.uint8)
+    g = vm.zeros(8 * 128, np.uint8)
+    m = encode_tiled("16U4_ALIGN8B", 2, g.base, [256, 8], [128], [128, 4])
+    res = vm.RawModule(code=ptx).get_function("st")(1, 64, (vm.asarray(m), vm.asarray(data), 0, 0), shared_mem=1024)
+    return data, g.get().reshape(8, 128), getattr(res, "message", "")
+
+
+def test_two_threads_store_their_boxes_and_an_unfenced_source_stays_a_hazard() -> None:
+    """Planted fault: without _store_run's unfenced-bytes check the second call stores instead of raising."""
+    data, out, _ = _two_thread_store(True)
+    want = np.zeros_like(out)
+    want[0:4, 0:64] = data.reshape(4, 64)
+    want[4:8, 64:128] = data.reshape(4, 64)
+    assert np.array_equal(out, want)
+    with pytest.raises(Exception, match="fence.proxy.async"):
+        _two_thread_store(False)

@@ -457,7 +457,7 @@ def _read_scales(tmems, f, sfa_taddr, sfb_taddr, sfmt, nsf, layout, m, n, cta, l
             codes = (cells >> ((g % 4) * 8).astype(np.uint32)) & 0xFF
             tab[v, quads, np.broadcast_to(xs[:, None], quads.shape)] = codes
         vals = values(sfmt, tab)  # (cg, 4, X, nsf)
-        out.append(np.stack([vals[..., jj][cta, q_cell, x_cell] for jj in range(nsf)]))
+        out.append(np.ascontiguousarray(np.moveaxis(vals[cta, q_cell, x_cell], -1, 0)))  # (nsf, M, N)
     return out[0], out[1]
 
 

@@ -135,10 +135,12 @@ def byte_ranges(addr: np.ndarray, size: int | None = None) -> list[tuple[int, in
     a = np.asarray(addr).ravel()
     if a.size == 0:
         return []
-    n = int(a.max()) + 1 if size is None else int(size)
+    # a mask over [lo, hi] only (an operand spans a few KiB of a window of hundreds)
+    lo = int(a.min())
+    n = (int(a.max()) + 1 if size is None else int(size)) - lo
     mask = np.zeros(n + 2, dtype=np.int8)
-    mask[a + 1] = 1
-    edges = np.flatnonzero(np.diff(mask))
+    mask[a - lo + 1] = 1
+    edges = np.flatnonzero(np.diff(mask)) + lo
     return [(int(s), int(e)) for s, e in zip(edges[0::2], edges[1::2], strict=True)]
 
 

@@ -42,8 +42,8 @@ from functools import cache
 import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmUnsupported
+from mmacts.ptxvm.warpmma import exact_f32, numerics
 from mmacts.ptxvm.warpmma import formats as fm
-from mmacts.ptxvm.warpmma import numerics
 
 LANES = 32
 M, N = 16, 8
@@ -335,17 +335,32 @@ def execute_mma_sync(q: MmaSyncForm | str, a: np.ndarray, b: np.ndarray, c: np.n
     C = np.broadcast_to(C, lead + C.shape[-2:])
     mdl = model or numerics.profile(form.path, arch)
     k = form.k
-    # rows of A against columns of B: V = prod(lead) * 16 * 8 dot products of length K
-    av = np.broadcast_to(A[..., :, None, :], lead + (M, N, k)).reshape(-1, k)
-    bv = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], lead + (M, N, k)).reshape(-1, k)
-    cv = C.reshape(-1)
     out = "fp32" if form.dtype == "f32" else "fp16"
+    SA = SB = None
     if form.block_scale:
         if sfa is None or sfb is None:
             raise ValueError("mma.sync block_scale needs scale-a-data and scale-b-data")
         SA, SB = read_scales(form, sfa, sfb, sel_a, sel_b, ue4m3_reading)
         SA = np.broadcast_to(SA, lead + SA.shape[-2:])
         SB = np.broadcast_to(SB, lead + SB.shape[-2:])
+    if out == "fp32" and numerics.exact_model(mdl):
+        # the exact model's bits from one float64 matrix product where that is provably exact (exact_f32);
+        # the other elements (if any) from the model itself
+        d, ok = exact_f32.matrix_dot(A, B, C, SA, SB)
+        if not ok.all():
+            d = d.reshape(-1, M, N)
+            w, r, col = np.nonzero(~ok.reshape(-1, M, N))
+            a2, b2, c2 = (x.reshape((-1,) + x.shape[-2:]) for x in (A, np.swapaxes(B, -1, -2), C))
+            scales = () if SA is None or SB is None else (
+                SA.reshape((-1,) + SA.shape[-2:])[w, r], np.swapaxes(SB, -1, -2).reshape(-1, N, form.nsf)[w, col])
+            d[w, r, col] = numerics.dot(mdl, a2[w, r], b2[w, col], c2[w, r, col], out, (form.atype, form.btype),
+                                        *scales)
+        return write_d(form, d.reshape(lead + (M, N)))
+    # rows of A against columns of B: V = prod(lead) * 16 * 8 dot products of length K
+    av = np.broadcast_to(A[..., :, None, :], lead + (M, N, k)).reshape(-1, k)
+    bv = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], lead + (M, N, k)).reshape(-1, k)
+    cv = C.reshape(-1)
+    if SA is not None and SB is not None:
         sav = np.broadcast_to(SA[..., :, None, :], lead + (M, N, form.nsf)).reshape(-1, form.nsf)
         sbv = np.broadcast_to(np.swapaxes(SB, -1, -2)[..., None, :, :], lead + (M, N, form.nsf)).reshape(-1, form.nsf)
         d = numerics.dot(mdl, av, bv, cv, out, (form.atype, form.btype), sav, sbv)

@@ -105,6 +105,13 @@ def dot(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray
     return nm.dot(model, a, b, c, out, in_format=in_format, scale_a=scale_a, scale_b=scale_b)
 
 
+def exact_model(model: str | nm.ModelParams) -> bool:
+    """True for a model whose answer is the correctly rounded exact sum (``exact_rne``): only its f32 result
+    may come from :func:`mmacts.ptxvm.warpmma.exact_f32.matrix_dot`'s float64 shortcut."""
+    params = nm.MODELS.get(model) if isinstance(model, str) else model
+    return params is not None and params.exact and params.subnormals and params.out["fp32"].frmode == "rne"
+
+
 F16_INF_RULE_DECIDED: dict[tuple[str, str, str], str] = {
     ("mma_sync.fp8", "sm_90", "hmma_fp8_emulation"):
         "validation/fuzz-tc/h100-2026-11-25: all 26112 f16 D elements of its 46 f16 mma.sync launches",
