@@ -462,13 +462,19 @@ def _im2col_box(m: Machine, tm: TensorMap, coords: list[int], offsets: list[int]
     return (*_gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad), ch * (es + pad))
 
 
-def _shared_rows(d0: int, nbytes: int, row_bytes: int, swizzle: int) -> np.ndarray:
-    """Shared addresses of a box's ``nbytes`` (rows of ``row_bytes``) placed from ``d0``: rows one after
-    another, each starting on a multiple of the swizzle span when the map swizzles (:data:`SWIZZLE_SPAN`),
-    then the swizzle's permutation of 16-byte chunks."""
+def _row_offsets(nbytes: int, row_bytes: int, swizzle: int) -> np.ndarray:
+    """Offsets from the box's start of its ``nbytes`` (rows of ``row_bytes``) in shared memory, before the
+    swizzle: rows one after another, each starting on a multiple of the swizzle span when the map swizzles
+    (:data:`SWIZZLE_SPAN`; loads and stores alike)."""
     pitch = max(SWIZZLE_SPAN[swizzle], row_bytes)
     i = np.arange(nbytes, dtype=np.int64)
-    return _swizzle(d0 + (i // row_bytes) * pitch + i % row_bytes, swizzle)
+    return (i // row_bytes) * pitch + i % row_bytes
+
+
+def _shared_rows(d0: int, nbytes: int, row_bytes: int, swizzle: int) -> np.ndarray:
+    """Shared addresses of a box's ``nbytes`` placed from ``d0`` (:func:`_row_offsets`), then the swizzle's
+    permutation of 16-byte chunks."""
+    return _swizzle(d0 + _row_offsets(nbytes, row_bytes, swizzle), swizzle)
 
 
 def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
@@ -689,15 +695,29 @@ def _store_run(m: Machine, tm: TensorMap, coords: list[np.ndarray], ctas: np.nda
         if pad or box[0] % 16 or dims[0] % 16 or (coords[0] % 16).any():
             return None
         box[0], coords[0], dims[0] = box[0] // 16, coords[0] // 16, dims[0] // 16
-    if es is None:
+    if es is None or _store_trap(coords, None if tm.elemtype in SUB_BYTE else es):
+        return None
+    if tm.swizzle not in SWIZZLE_SPAN or SWIZZLE_SPAN[tm.swizzle] and box[0] * es > SWIZZLE_SPAN[tm.swizzle]:
         return None
     n = int(np.prod(box))
-    sa = _swizzle(srcs[:, None] + np.arange(n * es, dtype=np.int64), tm.swizzle)  # (threads, bytes)
+    sa = _swizzle(srcs[:, None] + _row_offsets(n * es, box[0] * es, tm.swizzle)[None, :], tm.swizzle)
     if (m.smem_writer[ctas[:, None], sa] >= 0).any():
         return None
     data = m.smem[ctas[:, None], sa].reshape(len(ctas), n, es)
     good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])
     return np.uint64(tm.address) + off[good].astype(np.uint64), data[good]
+
+
+def _store_trap(coords: list, es: int | None) -> str:
+    """Why silicon traps (illegal instruction) on a TMA store at ``coords`` (innermost first, copy units of
+    ``es`` bytes), or "": any negative coordinate (a box past the tensor's end is clipped, one before its start
+    traps: AMB-TMA-STORE-NEGATIVE-COORD) or an innermost start off 16 bytes (AMB-TMA-INNER-COORD-ALIGN; not
+    probed for the packed sub-byte types, ``es`` None: they keep their own whole-chunk rule)."""
+    if any(bool((np.asarray(c) < 0).any()) for c in coords):
+        return "a negative coordinate"
+    if es is not None and bool(((np.asarray(coords[0]) * es) % INNER_COORD_ALIGN).any()):
+        return f"an innermost coordinate off {INNER_COORD_ALIGN} bytes"
+    return ""
 
 
 def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
@@ -723,13 +743,17 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
         box[0], coords[0], dims[0] = box[0] // 16, coords[0] // 16, dims[0] // 16
     if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
         raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
+    trap = _store_trap(coords, None if tm.elemtype in SUB_BYTE else es)
+    if trap:
+        raise VmError(f"{ins.opcode}: a store at coordinates {coords} has {trap} (silicon traps: illegal "
+                      f"instruction)")
     n = int(np.prod(box))
     span = SWIZZLE_SPAN.get(tm.swizzle)
     if span is None:
         raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
     if span and box[0] * es > span:
         raise VmError(f"{ins.opcode}: inner box of {box[0] * es} bytes exceeds the {span}-byte swizzle span")
-    sa = _shared_rows(src, n * es, box[0] * es, tm.swizzle)  # rows as loads place them (not probed for stores)
+    sa = _shared_rows(src, n * es, box[0] * es, tm.swizzle)
     if int(sa.max()) >= m.smem_size:
         raise VmMemoryFault(f"{ins.opcode}: box of {n * es} bytes at shared {src:#x} exceeds the "
                             f"{m.smem_size}-byte window")

@@ -55,3 +55,23 @@ def test_vm_leaves_silicons_shared_image(row: dict, probe: ModuleType, images: d
     assert img[probe.WINDOW:].view(np.uint32)[0] == row["mbarrier_completed"] == 1
     differ = np.flatnonzero(img[:probe.WINDOW] != silicon)
     assert differ.size == 0, f"{differ.size} bytes differ, first at {differ[:8]}"
+
+
+STORES = json.loads((RECORD / "stores-result.json").read_text())
+
+
+@pytest.mark.parametrize("row", STORES, ids=[f"store{r['idx']}" for r in STORES])
+def test_vm_stores_as_silicon_did(row: dict, probe: ModuleType) -> None:
+    """TMA stores (the probe's second run): the tensor a store leaves equals silicon's byte for byte (rows
+    narrower than the swizzle span read at the span's pitch, boxes past the end clipped), and the stores that
+    trapped (a negative coordinate, an inner start off 16 bytes) are refused by name."""
+    c = {k: row[k] for k in ("mode", "dt", "swizzle", "shape", "box", "coords", "idx")}
+    status, got = probe.on_vm_store(c)
+    if row["status"] != "ok":
+        assert "illegal instruction" in row["message"] and "silicon traps" in status, status
+        return
+    assert status == "ok", status
+    with np.load(RECORD / "stores-images.npz") as z:
+        silicon = z[f"img{row['idx']}"]
+    differ = np.flatnonzero(got != silicon)
+    assert differ.size == 0, f"{differ.size} bytes differ, first at {differ[:8]}"

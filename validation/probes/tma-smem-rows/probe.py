@@ -129,6 +129,138 @@ E:
 """
 
 
+def store_kernel() -> str:
+    """Shared halfword j holds j + 1 (the whole window); thread 0 TMA-stores the box at (c0, c1) and waits for the
+    bulk group; the tensor then tells which shared bytes went where."""
+    return """.version 8.7
+.target sm_90a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry tmastore(.param .u64 tmap, .param .u32 ncopy, .param .s32 c0, .param .s32 c1)
+{
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [tmap];
+  ld.param.u32 %r7, [ncopy];
+  ld.param.s32 %r20, [c0];
+  ld.param.s32 %r21, [c1];
+  mov.u32 %r2, smem;
+  mov.u32 %r8, %tid.x;
+  mov.u32 %r9, %ntid.x;
+  shl.b32 %r9, %r9, 1;
+  shl.b32 %r4, %r8, 1;
+F:
+  setp.ge.u32 %p2, %r4, %r7;
+  @%p2 bra FE;
+  add.u32 %r5, %r2, %r4;
+  shr.u32 %r6, %r4, 1;
+  add.u32 %r6, %r6, 1;
+  st.shared.u16 [%r5], %r6;
+  add.u32 %r4, %r4, %r9;
+  bra F;
+FE:
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  setp.ne.u32 %p3, %r8, 0;
+  @%p3 bra E;
+  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r20, %r21}], [%r2];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group 0;
+E:
+  ret;
+}
+"""
+
+
+def store_cases() -> list[dict]:
+    """TMA stores of 2-D UINT16 boxes: rows of 16-128 bytes under each swizzle, a box partly outside the tensor,
+    inner starts off 16 bytes."""
+    out = []
+    for swz in ("NONE", "32B", "64B", "128B"):
+        for inner in (16, 32, 48, 64, 96, 128):
+            if SPAN[swz] and inner > SPAN[swz]:
+                continue
+            out.append(dict(mode="store", dt="UINT16", swizzle=swz, shape=[24, 80], box=[inner // 2, 10],
+                            coords=[8, 3]))
+    out.append(dict(mode="store", dt="UINT16", swizzle="64B", shape=[24, 80], box=[16, 10], coords=[-8, 18]))
+    out.append(dict(mode="store", dt="UINT16", swizzle="64B", shape=[24, 80], box=[16, 10], coords=[72, -4]))
+    for c0 in (3, 4, -3):
+        out.append(dict(mode="store", dt="UINT16", swizzle="NONE", shape=[24, 80], box=[16, 10], coords=[c0, 3]))
+    # the two partly-outside boxes above trapped (run 1): which part of them does it
+    for swz, inner, co in (("NONE", 16, [-8, 18]), ("NONE", 16, [72, -4]), ("NONE", 16, [72, 3]),
+                           ("NONE", 16, [8, 18]), ("NONE", 16, [-8, 3]), ("NONE", 16, [8, -4]),
+                           ("64B", 32, [-16, 18]), ("64B", 16, [8, 18]), ("64B", 16, [-8, 3]),
+                           ("128B", 64, [64, 3]), ("NONE", 16, [0, 0]), ("NONE", 16, [64, 14])):
+        out.append(dict(mode="store", dt="UINT16", swizzle=swz, shape=[24, 80], box=[inner, 10], coords=co))
+    return out
+
+
+def store_expect(c: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per reading, the tensor a store of ``c`` leaves (0xEEEE where nothing is written): element (y, x) of the
+    box gets the shared halfword its reading puts there, plus 1."""
+    box, (c0, c1) = c["box"], c["coords"]
+    out = {}
+    for name, pitch in (("dense", box[0] * 2), ("span", max(SPAN[c["swizzle"]], box[0] * 2))):
+        t = np.full(c["shape"], 0xEEEE, dtype=np.uint16)
+        p = (np.arange(box[1])[:, None] * pitch + np.arange(box[0])[None, :] * 2).astype(np.int64)
+        s = SWZ[c["swizzle"]]
+        p = p ^ (((p >> 7) & ((1 << s) - 1)) << 4)
+        for i in range(box[1]):
+            for j in range(box[0]):
+                if 0 <= c1 + i < t.shape[0] and 0 <= c0 + j < t.shape[1]:
+                    t[c1 + i, c0 + j] = p[i, j] // 2 + 1
+        out[name] = t
+    return np.full(c["shape"], 0xEEEE, dtype=np.uint16), out
+
+
+def store_one(c: dict, drv: object, rt: object) -> dict:
+    import cupy
+
+    from mmacts.ptxvm.host import test_libvmcuda as T
+    from mmacts.toolchain.assemble import assemble
+
+    t0, want = store_expect(c)
+    g = rt.to_device(t0)
+    r, raw = T.c_tiled(drv, 1, 2, g.data.ptr, list(reversed(t0.shape)), list(reversed(t0.strides))[1:], c["box"],
+                       [1, 1], 0, SWZ[c["swizzle"]], 0, 0)
+    row = dict(c) | {"driver": r}
+    if r:
+        return row | {"status": "driver refused"}
+    mod = rt.load(assemble(store_kernel(), "sm_90a", use_cache=False).cubin)
+    dmap = rt.to_device(np.frombuffer(raw, np.uint8).copy())
+    cupy.cuda.Device().synchronize()
+    params = [np.uint64(dmap.data.ptr), np.uint32(WINDOW), *[np.int32(x) for x in c["coords"]]]
+    res = rt.launch(mod, "tmastore", (1, 1, 1), (128, 1, 1), params, shared_mem=WINDOW)
+    row.update(status=res.status, message=res.message)
+    if res.status != "ok":
+        return row
+    got = rt.to_host(g)
+    np.save(f"/tmp/img-{c['idx']}.npy", got.view(np.uint8).reshape(-1))
+    for name, w in want.items():
+        row[f"equals_{name}"] = bool(np.array_equal(got, w))
+    return row
+
+
+def on_vm_store(c: dict) -> tuple[str, np.ndarray | None]:
+    """Store case ``c`` on the PTX VM (map from the project's encoder): (status or error message, the tensor's
+    bytes)."""
+    from mmacts.ptxvm import api as vm
+    from mmacts.ptxvm.host.tensormap import encode_tiled
+
+    t0, _ = store_expect(c)
+    g = vm.asarray(t0)
+    tmap = encode_tiled(1, 2, g.base, list(reversed(t0.shape)), list(reversed(t0.strides))[1:], c["box"], [1, 1],
+                        swizzle=SWZ[c["swizzle"]])
+    k = vm.RawModule(code=store_kernel().replace(".target sm_90a", ".target sm_100a"),
+                     arch="sm_100a").get_function("tmastore")
+    try:
+        k(1, 128, (vm.asarray(tmap), np.uint32(WINDOW), *[np.int32(x) for x in c["coords"]]), shared_mem=WINDOW)
+    except vm.LaunchError as e:
+        return str(e), None
+    return "ok", g.get().view(np.uint8).reshape(-1)
+
+
 def cases() -> list[dict]:
     """Tile mode: 2-D boxes with inner rows of 16..span bytes under each swizzle (rows 10 > 8, so the swizzle's
     row cycle shows), inner coordinates on and off 16-byte boundaries. im2col: the tma-im2col run's cases that
@@ -149,7 +281,7 @@ def cases() -> list[dict]:
         es = np.dtype(DT[dt][1]).itemsize
         out.append(dict(mode="tile", dt=dt, swizzle="NONE", shape=[24, 160 // es], box=[32 // es, 10],
                         coords=[c0, 3]))
-    return out + im2col_cases()
+    return out + im2col_cases() + (store_cases() if os.environ.get("PROBE_STORES") else [])
 
 
 IM2COL_RERUN = [0, 1, 3, 4, 5, 6, 7, 15, 18, 24, 25, 27, 29, 30, 34, 39, 40, 41, 11, 14, 19, 38, 9, 2]
@@ -258,6 +390,8 @@ def one(c: dict) -> dict:
 
     drv = _im2col_probe()._driver()
     rt = cr.Runtime(0)
+    if c["mode"] == "store":
+        return store_one(c, drv, rt)
     p = plan(c)
     g = rt.to_device(p.a)
     r, raw = (T.c_im2col if p.im2col else T.c_tiled)(drv, global_address=g.data.ptr, **p.map_args)
