@@ -39,6 +39,8 @@ import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
+from reference import gemm as G
+from reference import sparse as S
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
 
@@ -254,9 +256,6 @@ def accumulator(ex: Example, x: Inputs) -> np.ndarray:
     """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N). A sparse A is
     expanded by ``reference.sparse`` (the oracle's reading of 9.7.16.10.8), with one scale factor per
     ``vs`` logical K (AMB-SPARSE-SF-COUNT's dense-count: CUTLASS's sparse SF vector is twice the dense one)."""
-    from reference import gemm as G
-    from reference import sparse as S
-
     if ex.sparse:
         return S.sparse_block_scaled_gemm(x.a, x.meta, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt,
                                           b_fmt=ex.b_fmt, scale_fmt=ex.sf_fmt).astype(np.float64)
