@@ -357,13 +357,9 @@ def _sparse_a_image(ex: Example, x: Inputs, sizes: dict[str, Any], work: Path) -
     (row, stored column) in elements (two e2m1 per byte, the even element in the low nibble)."""
     m, half = x.a.shape
     offs = np.fromfile(work / "a.bin", dtype=np.int32).reshape(m, half)
-    if ex.a_fmt != "e2m1":
-        img = np.zeros(sizes["a_size"], np.uint8)
-        img[offs.reshape(-1)] = x.a.reshape(-1)
-        return img
     codes = np.zeros(sizes["a_size"] + sizes["a_size"] % 2, np.uint8)
     codes[offs.reshape(-1)] = x.a.reshape(-1)
-    return _pack4(codes)
+    return _pack4(codes) if ex.a_fmt == "e2m1" else codes[:sizes["a_size"]]
 
 
 def _metadata_image(ex: Example, x: Inputs, sizes: dict[str, Any], work: Path, *, swap_nibbles: bool = False
