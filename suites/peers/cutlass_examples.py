@@ -2,12 +2,15 @@
 
 Why: the suite's kernels and Triton's agree with the VM, but the kernels that ship are CUTLASS's. Each example
 here runs **as shipped**: its ``.cu`` file from the ``nvidia-cutlass`` wheel is included, unmodified and in place,
-by ``cutlass/example_host.cu`` (its ``main`` renamed) and built with the wheel's nvcc into
+by ``cutlass/example_host.cu`` (sparse examples: ``cutlass/example_sparse_host.cu``; its ``main`` renamed) and built
+with the wheel's nvcc into
 
 * the example's PTX (``--keep``: the PTX of ``cutlass::device_kernel<GemmKernel>`` for the example's own types),
 * a host program that builds the example's ``Gemm::Arguments`` for M, N, K and the addresses the VM allocated,
   lowers them with ``GemmKernel::to_underlying_arguments`` and writes the ``Params`` bytes, grid, block, cluster,
-  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset.
+  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset
+  (sparse examples: also every compressed-A element's and metadata byte's, from ``fill_layoutA`` / ``fill_layoutE``;
+  the project writes A compressed and its metadata itself, the example's compressor kernel never runs).
 
 The tensor maps inside ``Params`` come from CUTLASS's own ``cuTensorMapEncodeTiled`` calls: built with
 ``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`` the host program calls the driver function directly, and links
@@ -89,6 +92,8 @@ EXAMPLES: dict[str, Example] = {
                 "sm_100a", a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4", host="example_sparse_host.cu"),
     )
 }
+HOST_HEADERS = ("example_io.hpp",)
+"""What both host harnesses include from ``cutlass/`` (offsets, addresses, the launch shape and Params writer)."""
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
 BUILD_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1")
@@ -106,7 +111,8 @@ def build_key(ex: Example) -> str:
     h = hashlib.sha256()
     h.update(f"cutlass={cutlass_version()}|nvcc={_nvcc_version(tc['nvcc'])}|flags={BUILD_FLAGS}|{ex.name}|{ex.path}|{ex.arch}|sfd={ex.sfd}".encode())
     h.update(ex.source().read_bytes())
-    h.update(ex.host.encode() + (SRC / ex.host).read_bytes())
+    for name in (ex.host, *HOST_HEADERS):
+        h.update(name.encode() + (SRC / name).read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -19,28 +19,12 @@
 #define main cutlass_example_main
 #include MMACTS_EXAMPLE
 #undef main
+#include "example_io.hpp"
 
 namespace mm {
 using Kernel = typename Gemm::GemmKernel;
 using Mainloop = typename Kernel::CollectiveMainloop;
 using Cfg = typename Mainloop::Sm1xxBlkScaledConfig;
-
-template <class L>
-std::vector<int> offsets(L const& layout, int rows, int cols, int step, int div) {
-  // (row, col / step) -> layout(row, col) / div, row-major
-  std::vector<int> out;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; c += step) out.push_back(int(layout(cute::make_coord(r, c, 0)) / div));
-  return out;
-}
-
-void write_ints(std::string const& path, std::vector<int> const& v) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<char const*>(v.data()), std::streamsize(v.size() * sizeof(int)));
-}
-
-template <class T>
-T* ptr(char const* hex) { return reinterpret_cast<T*>(std::strtoull(hex, nullptr, 16)); }
 
 int run(int argc, char** argv) {
   if (argc < 6) { std::fprintf(stderr, "usage: sizes|params M N K OUT [addresses]\n"); return 2; }
@@ -65,8 +49,8 @@ int run(int argc, char** argv) {
   meta += ",\"e_size\":" + std::to_string(util.get_tensor_E_bytes());
   meta += ",\"e_logical\":" + std::to_string(ESP);
   meta += ",\"chunk\":" + std::to_string(int(typename SparseConfig::LogicalElemsAPerChunk{}));
-  write_ints(out + "/sfa.bin", offsets(lSFA, M, K, VS, 1));
-  write_ints(out + "/sfb.bin", offsets(lSFB, N, K, VS, 1));
+  write_ints(out + "/sfa.bin", offsets(lSFA, M, K, VS));
+  write_ints(out + "/sfb.bin", offsets(lSFB, N, K, VS));
   // layout_A and layout_E count logical (uncompressed) K: compressed element = offset / 2, E byte = offset / ESP
   write_ints(out + "/a.bin", offsets(lA, M, K, 2, 2));
   write_ints(out + "/e.bin", offsets(lE, M, K, ESP, ESP));
@@ -87,16 +71,7 @@ int run(int argc, char** argv) {
     args.epilogue.thread.beta = 0.0f;
     if (!Kernel::can_implement(args)) { std::fprintf(stderr, "cannot implement\n"); return 3; }
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, ptr<uint8_t>(argv[13]));
-    dim3 grid = Kernel::get_grid_shape(params), block = Kernel::get_block_shape();
-    using CS = typename Kernel::DispatchPolicy::ClusterShape;
-    meta += ",\"grid\":[" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," + std::to_string(grid.z) + "]";
-    meta += ",\"block\":[" + std::to_string(block.x) + "," + std::to_string(block.y) + "," + std::to_string(block.z) + "]";
-    meta += ",\"cluster\":[" + std::to_string(int(cute::size<0>(CS{}))) + "," + std::to_string(int(cute::size<1>(CS{}))) +
-            "," + std::to_string(int(cute::size<2>(CS{}))) + "]";
-    meta += ",\"smem\":" + std::to_string(int(Kernel::SharedStorageSize));
-    meta += ",\"params_size\":" + std::to_string(sizeof(params));
-    std::ofstream f(out + "/params.bin", std::ios::binary);
-    f.write(reinterpret_cast<char const*>(&params), sizeof(params));
+    write_launch<Kernel>(meta, out, params);
   }
   std::ofstream(out + "/meta.json") << meta << "}\n";
   return 0;
