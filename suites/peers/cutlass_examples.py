@@ -516,8 +516,9 @@ TWO_SM = ("72a", "72c", "84a", "84b")
 """Examples whose MMA is cta_group::2 (a 2-SM tile)."""
 CACHED_ONLY = ("72a", "72c", "84b")
 """Examples whose tests run only with a cached build: 72a/72c build for 10+ minutes on two cores. 84a builds in
-about 2 minutes (less than 72b) and its tests build it; 84b (another 2 minutes) adds the 2:4 metadata and the mx
-scale count but no new path through CUTLASS's sparse collective, so CI does not pay for its build."""
+2 to 8 minutes by load (105 s idle, 454 s at load 13; less than 72b) and its tests build it; 84b (as long again)
+adds the 2:4 metadata and the mx scale count but no new path through CUTLASS's sparse collective, so CI does not
+pay for its build."""
 
 
 def case_id(name: str, m: int, n: int, k: int) -> str:
