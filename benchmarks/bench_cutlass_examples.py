@@ -31,13 +31,16 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--example", action="append", help=f"one of {', '.join(CE.EXAMPLES)} (default: runnable ones)")
-    ap.add_argument("--size", action="append", help="MxNxK (default 128x128x256, 256x256x512, 256x256x1024)")
+    ap.add_argument("--size", action="append", help="MxNxK (default 128x128x256, 256x256x512, 256x256x1024; "
+                    "sparse 84a/84b: 256x128x256, 256x256x512, 512x256x1024)")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     a = ap.parse_args()
-    sizes = [tuple(int(v) for v in s.split("x")) for s in (a.size or ["128x128x256", "256x256x512", "256x256x1024"])]
+    default = ["128x128x256", "256x256x512", "256x256x1024"]
+    sparse = ["256x128x256", "256x256x512", "512x256x1024"]  # 84's 2-SM tile is 256 rows: M a multiple of 256
     print(f"{'kernel':<8}{'size':>16}{'thread-instr':>14}{'steps':>9}{'VM wall s':>11}{'target s':>10}  result")
     for name in a.example or CE.RUNNABLE:
-        for m, n, k in sizes:
+        names = a.size or (sparse if CE.EXAMPLES[name].sparse else default)
+        for m, n, k in [tuple(int(v) for v in s.split("x")) for s in names]:
             r = CE.run_example(name, m, n, k)
             s = r.stats
             row = {"example": name, "size": f"{m}x{n}x{k}", "thread_instructions": s.get("thread_instructions"),

@@ -2,12 +2,15 @@
 
 Why: the suite's kernels and Triton's agree with the VM, but the kernels that ship are CUTLASS's. Each example
 here runs **as shipped**: its ``.cu`` file from the ``nvidia-cutlass`` wheel is included, unmodified and in place,
-by ``cutlass/example_host.cu`` (its ``main`` renamed) and built with the wheel's nvcc into
+by ``cutlass/example_host.cu`` (sparse examples: ``cutlass/example_sparse_host.cu``; its ``main`` renamed) and built
+with the wheel's nvcc into
 
 * the example's PTX (``--keep``: the PTX of ``cutlass::device_kernel<GemmKernel>`` for the example's own types),
 * a host program that builds the example's ``Gemm::Arguments`` for M, N, K and the addresses the VM allocated,
   lowers them with ``GemmKernel::to_underlying_arguments`` and writes the ``Params`` bytes, grid, block, cluster,
-  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset.
+  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset
+  (sparse examples: also every compressed-A element's and metadata byte's, from ``fill_layoutA`` / ``fill_layoutE``;
+  the project writes A compressed and its metadata itself, the example's compressor kernel never runs).
 
 The tensor maps inside ``Params`` come from CUTLASS's own ``cuTensorMapEncodeTiled`` calls: built with
 ``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`` the host program calls the driver function directly, and links
@@ -39,6 +42,8 @@ import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
+from reference import gemm as G
+from reference import sparse as S
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
 
@@ -56,6 +61,16 @@ class Example:
     out: str = "bf16"  # D's type; "e2m1" with generated ue8m0 scale factors (LinCombBlockScaleFactor)
     readings: tuple[tuple[str, str], ...] = ()  # (register entry, reading) the VM is told to take (its profile)
     register: tuple[str, ...] = ()  # register entries the example's verdict informs (the case message names them)
+    host: str = "example_host.cu"  # the harness that includes it: example_sparse_host.cu for the sparse mainloop
+
+    @property
+    def sparse(self) -> bool:
+        return self.host == "example_sparse_host.cu"
+
+    @property
+    def chunk(self) -> int:
+        """Logical K per sparsity-metadata index: 8 (pairwise 4:8) for mxf4*, 4 (2:4) otherwise."""
+        return 8 if self.kind.startswith("mxf4") else 4
 
     @property
     def sfd(self) -> bool:
@@ -76,9 +91,14 @@ EXAMPLES: dict[str, Example] = {
         Example("89", "89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu", "sm_103a",
                 readings=(("AMB-K96-SHAPES", "also-m128"),),
                 register=("AMB-K96-SHAPES", "AMB-SF-FIGURES-K96", "AMB-ABSOLUTE-LBO-CHUNKS")),
+        Example("84a", "84_blackwell_narrow_precision_sparse_gemm/84a_blackwell_nvfp4_bf16_sparse_gemm.cu", "sm_100a",
+                host="example_sparse_host.cu"),
+        Example("84b", "84_blackwell_narrow_precision_sparse_gemm/84b_blackwell_mixed_mxfp8_bf16_sparse_gemm.cu",
+                "sm_100a", a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4", host="example_sparse_host.cu"),
     )
 }
-HOST_SOURCES = ("example_host.cu",)
+HOST_HEADERS = ("example_io.hpp",)
+"""What both host harnesses include from ``cutlass/`` (offsets, addresses, the launch shape and Params writer)."""
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
 BUILD_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1")
@@ -96,7 +116,7 @@ def build_key(ex: Example) -> str:
     h = hashlib.sha256()
     h.update(f"cutlass={cutlass_version()}|nvcc={_nvcc_version(tc['nvcc'])}|flags={BUILD_FLAGS}|{ex.name}|{ex.path}|{ex.arch}|sfd={ex.sfd}".encode())
     h.update(ex.source().read_bytes())
-    for name in HOST_SOURCES:
+    for name in (ex.host, *HOST_HEADERS):
         h.update(name.encode() + (SRC / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -135,7 +155,7 @@ def _build_into(ex: Example, d: Path) -> None:
         tc["nvcc"], *BUILD_FLAGS, "-ccbin", tc["gxx"], "-gencode", f"arch={virt},code={virt}", "--keep",
         "--keep-dir", str(keep), f"-I{inc / 'include'}", f"-I{inc / 'tools/util/include'}",
         f"-I{inc / 'examples/common'}", f'-DMMACTS_EXAMPLE="{ex.source()}"', f'-DMMACTS_EXAMPLE_NAME="{ex.name}"',
-        f"-DMMACTS_SFD={int(ex.sfd)}", *(str(SRC / s) for s in HOST_SOURCES), "-o", str(d / f"host.{os.getpid()}"),
+        f"-DMMACTS_SFD={int(ex.sfd)}", str(SRC / ex.host), "-o", str(d / f"host.{os.getpid()}"),
         f"-L{vmcuda}", "-lvmcuda", f"-L{lib}", "-l:libcudart.so.13", f"-Xlinker=-rpath={lib}",
     ]
     t0 = time.perf_counter()
@@ -143,7 +163,7 @@ def _build_into(ex: Example, d: Path) -> None:
     if r.returncode:
         err = "\n".join(ln for ln in (r.stderr + r.stdout).splitlines() if "error" in ln)[:2000]
         raise Unavailable(f"building CUTLASS example {ex.name} failed: {err or r.stderr[-2000:]}")
-    ptx = keep / "example_host.ptx"
+    ptx = keep / f"{Path(ex.host).stem}.ptx"
     (d / "build.json").write_text(json.dumps({"seconds": round(time.perf_counter() - t0, 1), "cmd": cmd}))
     ptx.replace(d / "kernel.ptx")
     (d / f"host.{os.getpid()}").replace(d / "host")
@@ -217,27 +237,39 @@ def _pack4(codes: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Inputs:
-    a: np.ndarray  # (M, K) codes
+    a: np.ndarray  # (M, K) codes; sparse examples: (M, K / 2), the stored values
     b: np.ndarray  # (N, K) codes
     sfa: np.ndarray  # (M, K / vs) codes
     sfb: np.ndarray  # (N, K / vs) codes
+    meta: np.ndarray | None = None  # sparse examples: (M, K / chunk) 4-bit metadata, one per chunk
+
+
+SPARSE_INDEX = (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110)
+"""The six position pairs (first < second) a 2:4 / pairwise 4:8 chunk can keep: the metadata values CUTLASS's
+compressor writes (the two positions in increasing order, the first in bits [1:0]). 0b0110, listed by the spec
+too, keeps the same positions as 0b1001 in the other order and is left out."""
 
 
 def make_inputs(ex: Example, m: int, n: int, k: int, vs: int, seed: int) -> Inputs:
     """Exact by construction: e2m1 values (at most two significant bits; e4m3 takes the same values) and scale
-    factors in {1/2, 1, 2}: every product is a multiple of 2^-4 below 2^8, so fp32 partial sums are exact."""
+    factors in {1/2, 1, 2}: every product is a multiple of 2^-4 below 2^8, so fp32 partial sums are exact.
+    Sparse examples: K/2 stored values per row and a random metadata index per chunk."""
     rng = np.random.default_rng(seed)
-    a = _codes(rng.choice(_E2M1, size=(m, k)), ex.a_fmt)
+    a = _codes(rng.choice(_E2M1, size=(m, k // 2 if ex.sparse else k)), ex.a_fmt)
     b = _codes(rng.choice(_E2M1, size=(n, k)), ex.b_fmt)
     sfa = _sf_codes(rng.choice(_SCALES, size=(m, k // vs)), ex.sf_fmt)
     sfb = _sf_codes(rng.choice(_SCALES, size=(n, k // vs)), ex.sf_fmt)
-    return Inputs(a, b, sfa, sfb)
+    meta = rng.choice(SPARSE_INDEX, size=(m, k // ex.chunk)).astype(np.uint8) if ex.sparse else None
+    return Inputs(a, b, sfa, sfb, meta)
 
 
 def accumulator(ex: Example, x: Inputs) -> np.ndarray:
-    """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N)."""
-    from reference import gemm as G
-
+    """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N). A sparse A is
+    expanded by ``reference.sparse`` (the oracle's reading of 9.7.16.10.8), with one scale factor per
+    ``vs`` logical K (AMB-SPARSE-SF-COUNT's dense-count: CUTLASS's sparse SF vector is twice the dense one)."""
+    if ex.sparse:
+        return S.sparse_block_scaled_gemm(x.a, x.meta, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt,
+                                          b_fmt=ex.b_fmt, scale_fmt=ex.sf_fmt).astype(np.float64)
     return G.block_scaled_gemm(x.a, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt, b_fmt=ex.b_fmt,
                                scale_fmt=ex.sf_fmt).astype(np.float64)
 
@@ -310,9 +342,11 @@ def rcp_table() -> tuple[str | None, str]:
 
 
 # ------------------------------------------------------------------------------------------------ run
-FAULTS = ("none", "sfa_rows")
+FAULTS = ("none", "sfa_rows", "meta_nibbles")
 """Planted faults: ``sfa_rows`` writes SFA through the layout of the next row (rows rotated by one inside each
-32-row group), the mistake a wrong reading of CUTLASS's 128 x 4 SF atom would make: the case must fail."""
+32-row group), the mistake a wrong reading of CUTLASS's 128 x 4 SF atom would make; ``meta_nibbles`` (sparse
+examples) packs the two metadata indices of each E byte high nibble first, the other reading of how chunk
+indices share a byte. Either must make the case fail."""
 
 
 @dataclass
@@ -329,9 +363,40 @@ def _sf_image(size: int, offs: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return img
 
 
+def _sparse_a_image(ex: Example, x: Inputs, sizes: dict[str, Any], work: Path) -> np.ndarray:
+    """Compressed A as the example's ``fill_layoutA`` places it: the offsets the host program wrote for each
+    (row, stored column) in elements (two e2m1 per byte, the even element in the low nibble)."""
+    m, half = x.a.shape
+    offs = np.fromfile(work / "a.bin", dtype=np.int32).reshape(m, half)
+    codes = np.zeros(sizes["a_size"] + sizes["a_size"] % 2, np.uint8)
+    codes[offs.reshape(-1)] = x.a.reshape(-1)
+    return _pack4(codes) if ex.a_fmt == "e2m1" else codes[:sizes["a_size"]]
+
+
+def _metadata_image(ex: Example, x: Inputs, sizes: dict[str, Any], work: Path, *, swap_nibbles: bool = False
+                    ) -> np.ndarray:
+    """The metadata tensor E in the example's ``fill_layoutE`` byte order, by the project's reading of how the
+    4-bit indices share a byte: one byte holds the indices of ``e_logical / chunk`` = 2 consecutive chunks of a
+    row, the earlier chunk in the low nibble (CUTLASS's subbyte order, as for e2m1 data). Row r of a 128-row
+    E atom is then one 16-byte smem row that ``tcgen05.cp.128x128b`` puts in TMEM lane r, where the VM reads
+    it as AMB-SPARSE-META-TMEM's lane-row-nibble."""
+    m, nch = x.meta.shape
+    per_byte = sizes["e_logical"] // ex.chunk
+    if sizes["chunk"] != ex.chunk or per_byte != 2:
+        raise Unavailable(f"example {ex.name}: {sizes['chunk']}-wide chunks, {sizes['e_logical']} K per E byte: "
+                          f"not the 2:4 / pairwise 4:8 packing modelled here")
+    offs = np.fromfile(work / "e.bin", dtype=np.int32).reshape(m, nch // per_byte)
+    lo, hi = x.meta[:, 0::2], x.meta[:, 1::2]
+    if swap_nibbles:
+        lo, hi = hi, lo
+    img = np.zeros(sizes["e_size"], np.uint8)
+    img[offs.reshape(-1)] = (lo | (hi << 4)).reshape(-1)
+    return img
+
+
 def _entry(ptx: str) -> str:
     names = re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)", ptx, re.M)
-    kern = [x for x in names if "device_kernel" in x]
+    kern = [x for x in names if "device_kernel" in x and "GemmUniversal" in x]  # 84's compressor is beside it
     if len(kern) != 1:
         raise Unavailable(f"expected one cutlass::device_kernel entry in the PTX, found {kern or names}")
     return kern[0]
@@ -360,16 +425,21 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
         sfa_offs = sfa_offs.reshape(m // 32, 32, -1)[:, np.r_[1:32, 0], :].reshape(m, -1)
     vm.reset()
     pack = _pack4 if ex.a_fmt == "e2m1" else (lambda c: c)
-    a_d, b_d = vm.asarray(pack(x.a)), vm.asarray(_pack4(x.b) if ex.b_fmt == "e2m1" else x.b)
+    a_img = _sparse_a_image(ex, x, sizes, work) if ex.sparse else pack(x.a)
+    a_d, b_d = vm.asarray(a_img), vm.asarray(_pack4(x.b) if ex.b_fmt == "e2m1" else x.b)
     sfa_d = vm.asarray(_sf_image(sizes["sfa_size"], sfa_offs, x.sfa))
     sfb_d = vm.asarray(_sf_image(sizes["sfb_size"], sf_offsets(work, "sfb", n, k // vs), x.sfb))
     c_d = vm.zeros(m * n, np.float32 if ex.sfd else np.uint16)
     d_d = vm.empty(m * n // 2, np.uint8) if ex.sfd else vm.empty(m * n, np.uint16)
     sfd_d = vm.empty(sizes.get("sfd_size", 16), np.uint8)
-    norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
     ws_d = vm.zeros(max(int(sizes["workspace"]), 16), np.uint8)
-    meta, params = host_params(d, m, n, k, work, [p.base for p in (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d,
-                                                                    ws_d)])
+    if ex.sparse:  # the sparse host program takes A, B, E, SFA, SFB, C, D, workspace
+        e_d = vm.asarray(_metadata_image(ex, x, sizes, work, swap_nibbles=fault == "meta_nibbles"))
+        bufs = (a_d, b_d, e_d, sfa_d, sfb_d, c_d, d_d, ws_d)
+    else:
+        norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
+        bufs = (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d, ws_d)
+    meta, params = host_params(d, m, n, k, work, [p.base for p in bufs])
     for f in work.iterdir():
         f.unlink()
     work.rmdir()
@@ -437,10 +507,12 @@ SIZES: dict[str, dict[str, tuple[tuple[int, int, int], ...]]] = {
     "72a": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
     "72c": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
     "89": {"standard": ((128, 128, 768), (256, 256, 1536)), "full": ((256, 512, 768), (128, 256, 384))},
+    "84a": {"standard": ((256, 128, 256), (256, 256, 512)), "full": ((512, 256, 1024),)},
+    "84b": {"standard": ((256, 128, 256), (256, 256, 512)), "full": ((512, 256, 1024),)},
 }
 """Problem sizes per example and level: the VM runs 72b's 256x256x1024 in seconds, 79a's (mma.sync, one warp
 instruction per 16x8x64) takes about a minute; the first build of an example takes minutes (cached)."""
-RUNNABLE = ("72b", "79a", "72a", "72c", "89")
+RUNNABLE = ("72b", "79a", "72a", "72c", "89", "84a", "84b")
 """Examples whose cases are listed. 72a and 72c (2-SM MMA, cluster 2x4: TMA multicast with .cta_group::2,
 tcgen05.cp/mma.cta_group::2) run as shipped since the VM reads a tcgen05.ld whose destination registers were read
 as complete for a later tcgen05.dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, reading register-read-completes: CUTLASS's
@@ -448,9 +520,16 @@ SM100 epilogue reads tcgen05.ld results with no tcgen05.wait::ld on the path tha
 their verdicts rest on that open reading. 89 (sm_103a "ultra": tcgen05.mma.cta_group::1 M = 128 with K = 96, a shape
 Table 39 does not print) runs with the VM told the reading also-m128 of AMB-K96-SHAPES (``Example.readings``); its
 verdict rests on that reading, and it exercises AMB-SF-FIGURES-K96 (SFs straddling into the next 4-group column)
-and AMB-ABSOLUTE-LBO-CHUNKS (48-byte K chunks, LBO absolute mode): the VM's other reading of either fails it."""
-TWO_SM = ("72a", "72c")
-"""Examples whose first build takes 10+ minutes on two cores: their tests run only with a cached build."""
+and AMB-ABSOLUTE-LBO-CHUNKS (48-byte K chunks, LBO absolute mode): the VM's other reading of either fails it.
+84a and 84b (block-scaled sparse, 2-SM MMA in a 2x1 cluster: tcgen05.mma.sp.cta_group::2 with the metadata copied
+to TMEM by tcgen05.cp.128x128b) use the same SM100 epilogue."""
+TWO_SM = ("72a", "72c", "84a", "84b")
+"""Examples whose MMA is cta_group::2 (a 2-SM tile)."""
+CACHED_ONLY = ("72a", "72c", "84b")
+"""Examples whose tests run only with a cached build: 72a/72c build for 10+ minutes on two cores. 84a builds in
+2 to 8 minutes by load (105 s idle, 454 s at load 13; less than 72b) and its tests build it; 84b (as long again)
+adds the 2:4 metadata and the mx scale count but no new path through CUTLASS's sparse collective, so CI does not
+pay for its build."""
 
 
 def case_id(name: str, m: int, n: int, k: int) -> str:
@@ -469,12 +548,14 @@ def example_cases(level: str) -> list[Case]:
             ex = EXAMPLES[name]
             sm100 = ex.arch in ("sm_100a", "sm_103a")
             group = 2 if name in TWO_SM else 1
-            instr = (f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale" if sm100
+            sp = ".sp" if ex.sparse else ""
+            instr = (f"tcgen05.mma{sp}.cta_group::{group}.kind::{ex.kind}.block_scale" if sm100
                      else f"mma.sync.aligned.kind::{ex.kind}.block_scale")
             rows = ("S9.7.16.9", "S9.7.16.10.7") if sm100 else ("S9.7.14.3",)
             if ex.arch == "sm_103a":
                 instr = f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale.block16"
                 rows = ("S9.7.16.9", "S9.7.16.10.7", "S9.7.16.2.1.1", "T54.4")
+            rows += ("S9.7.16.10.8",) if ex.sparse else ()
             for m, n, k in sizes:
                 out.append(Case(case_id=case_id(name, m, n, k), suite="peers", instruction=instr, arch=ex.arch,
                                 spec_rows=rows, level=lvl, recipe="exact",

@@ -1,6 +1,7 @@
 """CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors), 79a (sm_120a
-mma.sync: nvfp4 x nvfp4 -> bf16) and 89 (sm_103a, K = 96 per MMA), as shipped in the ``nvidia-cutlass`` wheel,
-on the PTX VM: D (and 72b's SFD) must equal the exact model, and a planted fault in the SF layout must fail.
+mma.sync: nvfp4 x nvfp4 -> bf16), 72a/72c (2-SM), 84a/84b (2-SM block-scaled sparse) and 89 (sm_103a, K = 96 per
+MMA), as shipped in the ``nvidia-cutlass`` wheel, on the PTX VM: D (and 72b's SFD) must equal the exact model, and a
+planted fault in the SF layout (or, for 84, the sparsity metadata) must fail.
 
 The first run builds each example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
 line) only when the toolchain is missing: no ``nvidia-cutlass``, nvcc, g++ or C compiler for libvmcuda."""
@@ -60,11 +61,20 @@ def test_planted_sf_layout_fault_fails(name: str, what: str) -> None:
     assert not r.ok and r.mismatches > 0 and what in r.message, r.message
 
 
-@pytest.mark.parametrize("name", CE.TWO_SM)
+@pytest.mark.parametrize("name", [n for n in CE.TWO_SM if not CE.EXAMPLES[n].sparse])
 def test_two_sm_examples_equal_the_exact_model(name: str) -> None:
     """72a/72c (2-SM MMA in a 2x4 cluster) equal the exact product and fail with the planted SF-layout fault; their
     verdicts rest on AMB-TCGEN05-LD-NO-WAIT-DEALLOC's reading register-read-completes (see ``RUNNABLE``). Only with
     a cached build (a 2-SM example builds for 10+ minutes on two cores)."""
+    _cached_or_skip(name)
+    r = CE.run_example(name, 256, 256, 256, seed=1)
+    assert r.ok, r.message
+    assert any("tcgen05.mma.cta_group::2" in f for f in r.stats["forms"]), r.stats["forms"]
+    bad = CE.run_example(name, 256, 256, 256, seed=1, fault="sfa_rows")
+    assert not bad.ok and bad.mismatches > 0, bad.message
+
+
+def _cached_or_skip(name: str) -> None:
     try:
         toolchain()
     except Unavailable as e:
@@ -72,11 +82,57 @@ def test_two_sm_examples_equal_the_exact_model(name: str) -> None:
     if not CE.is_built(CE.EXAMPLES[name]):
         pytest.skip(f"example {name} is not built (python -c 'from suites.peers import cutlass_examples as C; "
                     f"C.build(C.EXAMPLES[\"{name}\"])')")
-    r = CE.run_example(name, 256, 256, 256, seed=1)
+
+
+def test_sparse_cases_name_the_sp_form_and_the_sparse_rows() -> None:
+    cases = {c.case_id: c for c in CE.example_cases("standard")}
+    c = cases["peers.cutlass.example84a.m256n128k256"]
+    assert c.instruction == "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale" and "S9.7.16.10.8" in c.spec_rows
+    form = cases["peers.cutlass.example84b.m256n256k512"].instruction
+    assert form == "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale"
+
+
+def test_metadata_image_packs_two_chunks_per_byte_low_first(tmp_path) -> None:
+    """The peer's E writer: chunk 2j in the low nibble of byte j of the row, 2j + 1 in the high nibble, at the
+    offsets the host program wrote; ``meta_nibbles`` (the planted fault) swaps them."""
+    ex = CE.EXAMPLES["84b"]
+    meta = np.array([[0b0100, 0b1110, 0b1001, 0b1100], [0b1000, 0b1101, 0b0100, 0b0100]], np.uint8)
+    x = CE.Inputs(np.zeros((2, 8), np.uint8), np.zeros((1, 16), np.uint8), np.zeros((2, 1), np.uint8),
+                  np.zeros((1, 1), np.uint8), meta)
+    np.array([[0, 1], [16, 17]], np.int32).tofile(tmp_path / "e.bin")
+    sizes = {"e_logical": 8, "chunk": 4, "e_size": 32}
+    img = CE._metadata_image(ex, x, sizes, tmp_path)
+    assert img[[0, 1, 16, 17]].tolist() == [0xE4, 0xC9, 0xD8, 0x44] and not img[[2, 15, 18]].any()
+    swapped = CE._metadata_image(ex, x, sizes, tmp_path, swap_nibbles=True)
+    assert swapped[[0, 1]].tolist() == [0x4E, 0x9C]
+
+
+def test_entry_is_the_gemm_kernel_beside_the_compressor() -> None:
+    ptx = (".visible .entry _ZN7cutlass13device_kernelINS_9transform6kernel30SM90StructuredSparseCompressorE(\n"
+           ".visible .entry _ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE(\n")
+    assert CE._entry(ptx) == "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE"
+
+
+@pytest.mark.parametrize("name, form", [
+    ("84a", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16"),
+    ("84b", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale"),
+])
+def test_sparse_example_equals_the_exact_model(name: str, form: str) -> None:
+    """84a (nvfp4, pairwise 4:8) / 84b (mxf8 x mxf4, 2:4): block-scaled sparse GEMM, 2-SM, metadata copied to TMEM
+    by tcgen05.cp.128x128b. A is written compressed with metadata by the project; the reference expands it by its
+    own reading (``reference.sparse``). 84a builds here (about 2 minutes); 84b only with a cached build."""
+    (_cached_or_skip if name in CE.CACHED_ONLY else _built_or_skip)(name)
+    r = CE.run_example(name, 256, 128, 256, seed=1)
     assert r.ok, r.message
-    assert any("tcgen05.mma.cta_group::2" in f for f in r.stats["forms"]), r.stats["forms"]
-    bad = CE.run_example(name, 256, 256, 256, seed=1, fault="sfa_rows")
-    assert not bad.ok and bad.mismatches > 0, bad.message
+    assert form in r.stats["forms"] and "tcgen05.cp.cta_group::2.128x128b" in r.stats["forms"], r.stats["forms"]
+
+
+@pytest.mark.parametrize("name, fault", [("84a", "meta_nibbles"), ("84a", "sfa_rows"), ("84b", "meta_nibbles")])
+def test_planted_sparse_input_fault_fails(name: str, fault: str) -> None:
+    """Planted: the two metadata indices of each E byte swapped (high nibble first), or SFA rows rotated."""
+    (_cached_or_skip if name in CE.CACHED_ONLY else _built_or_skip)(name)
+    r = CE.run_example(name, 256, 128, 256, seed=1, fault=fault)
+    assert not r.ok and r.mismatches > 0 and "D (bf16)" in r.message, r.message
 
 
 @pytest.mark.parametrize("m, n, k", CE.SIZES["89"]["standard"])

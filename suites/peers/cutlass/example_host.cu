@@ -16,6 +16,7 @@
 #define main cutlass_example_main
 #include MMACTS_EXAMPLE
 #undef main
+#include "example_io.hpp"
 
 #ifndef MMACTS_SFD
 #define MMACTS_SFD 0
@@ -24,23 +25,6 @@
 namespace mm {
 using Kernel = typename Gemm::GemmKernel;
 using Cfg = typename Kernel::CollectiveMainloop::Sm1xxBlkScaledConfig;
-
-template <class L>
-std::vector<int> sf_offsets(L const& layout, int rows, int cols, int vec) {
-  // (row, col-block) -> offset, row-major over [rows, cols / vec]
-  std::vector<int> out;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; c += vec) out.push_back(int(layout(cute::make_coord(r, c, 0))));
-  return out;
-}
-
-void write_ints(std::string const& path, std::vector<int> const& v) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<char const*>(v.data()), std::streamsize(v.size() * sizeof(int)));
-}
-
-template <class T>
-void* ptr(char const* hex) { return reinterpret_cast<T*>(std::strtoull(hex, nullptr, 16)); }
 
 int run(int argc, char** argv) {
   if (argc < 6) { std::fprintf(stderr, "usage: sizes|params M N K OUT [addresses]\n"); return 2; }
@@ -56,13 +40,13 @@ int run(int argc, char** argv) {
   std::string meta = "{\"example\":\"" MMACTS_EXAMPLE_NAME "\",\"sf_vec\":" + std::to_string(VS);
   meta += ",\"sfa_size\":" + std::to_string(cute::size(cute::filter_zeros(lSFA)));
   meta += ",\"sfb_size\":" + std::to_string(cute::size(cute::filter_zeros(lSFB)));
-  write_ints(out + "/sfa.bin", sf_offsets(lSFA, M, K, VS));
-  write_ints(out + "/sfb.bin", sf_offsets(lSFB, N, K, VS));
+  write_ints(out + "/sfa.bin", offsets(lSFA, M, K, VS));
+  write_ints(out + "/sfb.bin", offsets(lSFB, N, K, VS));
 #if MMACTS_SFD
   auto lSFD = SfdOutputCfg::tile_atom_to_shape_SFD(cute::make_shape(M, N, K, 1));
   meta += ",\"sfd_size\":" + std::to_string(cute::size(cute::filter_zeros(lSFD)));
   meta += ",\"sfd_vec\":" + std::to_string(OutputSFVectorSize);
-  write_ints(out + "/sfd.bin", sf_offsets(lSFD, M, N, OutputSFVectorSize));
+  write_ints(out + "/sfd.bin", offsets(lSFD, M, N, OutputSFVectorSize));
 #endif
   typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, 1}, {}, {}};
   args.hw_info.device_id = 0;
@@ -89,16 +73,7 @@ int run(int argc, char** argv) {
 #endif
     if (!Kernel::can_implement(args)) { std::fprintf(stderr, "cannot implement\n"); return 3; }
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, ptr<uint8_t>(argv[14]));
-    dim3 grid = Kernel::get_grid_shape(params), block = Kernel::get_block_shape();
-    using CS = typename Kernel::DispatchPolicy::ClusterShape;
-    meta += ",\"grid\":[" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," + std::to_string(grid.z) + "]";
-    meta += ",\"block\":[" + std::to_string(block.x) + "," + std::to_string(block.y) + "," + std::to_string(block.z) + "]";
-    meta += ",\"cluster\":[" + std::to_string(int(cute::size<0>(CS{}))) + "," + std::to_string(int(cute::size<1>(CS{}))) +
-            "," + std::to_string(int(cute::size<2>(CS{}))) + "]";
-    meta += ",\"smem\":" + std::to_string(int(Kernel::SharedStorageSize));
-    meta += ",\"params_size\":" + std::to_string(sizeof(params));
-    std::ofstream f(out + "/params.bin", std::ios::binary);
-    f.write(reinterpret_cast<char const*>(&params), sizeof(params));
+    write_launch<Kernel>(meta, out, params);
   }
   std::ofstream(out + "/meta.json") << meta << "}\n";
   return 0;
