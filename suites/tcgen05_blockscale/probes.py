@@ -28,6 +28,9 @@ PROBES: dict[str, str] = {
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
                         "(register AMB-SDESC-BASEOFFSET)",
+    "absolute_lbo": "K = 96 fp4 operands whose third MMA's 48-byte K slice straddles the 128-byte swizzle row, "
+                    "read through the absolute LBO mode (Table 40 bit 52, 9.7.16.3.1.2): row r's bytes past the "
+                    "row at LBO + the first chunk's row term (AMB-ABSOLUTE-LBO-CHUNKS reading same-row-term)",
     "sfb_peer_copy": "cta_group::2 with the peer CTA's SFB copy = the leader's x 2: whose copy scales the peer's D "
                      "lanes? (AMB-SF-2CTA-SFB-COPY; model: each CTA's own copy)",
     "collector_reuse": "collector::a::use/lastuse after A changed since the fill: the descriptor names a decoy A "
