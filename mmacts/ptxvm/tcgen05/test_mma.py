@@ -130,6 +130,22 @@ def test_sf_high_bits_ignored_and_sf_lane():
         execute_mma(**_kw(form, p, t.copy(), smem, sfa_taddr=int(p.mmas[0].sfa_tmem) | (1 << 16)))
 
 
+def test_metadata_past_lane_127_refused_by_name():
+    """The only TMEM read whose lanes start at the address's lane (the A and SF addresses must have lane 0):
+    sparsity metadata 32 lanes down runs to lane 159, which the MMA refuses by name -- not only lane 128,
+    and never as numpy's IndexError (the generated mutation's ``lane.max() == LANES`` survivor)."""
+    case = next(c for c in CASES if c.form["sparse"] and c.form["cta_group"] == 1)
+    p = DRIVER.make_inputs(case).programs[0]
+    t = np.zeros((128, 512), np.uint32)
+    t[:, : p.preload.shape[1]] = p.preload
+    meta = int(p.mmas[0].sp_meta_tmem)
+    kw = _kw(_form(case), p, t, np.asarray(p.smem, np.uint8), sparse=True)
+    execute_mma(**dict(kw, sp_meta_taddr=meta))
+    for lane in (1, 32):
+        with pytest.raises(ValueError, match="sparsity metadata runs outside 128 x 512"):
+            execute_mma(**dict(kw, tmems=[t.copy()], sp_meta_taddr=meta | (lane << 16)))
+
+
 FORBIDDEN = ("reference.tcgen05", "reference.mma_sync", "reference.formats", "suites", "mmacts.ptx")
 
 
