@@ -40,6 +40,9 @@ PROBES: dict[str, str] = {
                        "nan-7f: D row 5 and column 7 NaN)",
     "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
                       "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
+    "ldst_lane_base": "tcgen05.ld/st .16x64b at lane 8 of each warp's quadrant (a base no multiple of 16; "
+                      "AMB-LDST-LANE-BASE): 'want' is reading base-plus-lane (lanes base .. base+15 of the "
+                      "quadrant, the 16-lane map of AMB-LDST-FRAGMENTS' cutlass-copy-traits reading)",
     "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
                        "(AMB-SHIFT-ROW-SCOPE): 'want' is the one-block (.31x256b) reading",
 }
