@@ -183,7 +183,8 @@ TARGETS: dict[str, Target] = {
                            unit_tests=("mmacts/ptxvm/tcgen05/test_smem_base32b.py", VM_UNITS, VM_MORE)),
     "tmem": Target("mmacts/ptxvm/tcgen05/tmem.py", T5,
                    _recipe_in("feature:ldst", "probe:ldst", "probe:shift_row", "feature:shift"),
-                   limit=12, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
+                   limit=12, spread=True, always=_recipe_in("probe:ldst_lane_base"),  # lane 8: base + lane
+                   unit_tests=(VM_UNITS, VM_MORE)),
     # -- the VM's warp-MMA package (mma.sync block_scale on Blackwell, mma.sync / wgmma fp8 on Hopper)
     "mma_sync": Target(_WARP + "mma_sync.py", MS_HV, lambda c: "wgmma" not in c.case_id, limit=10, spread=True,
                        unit_tests=(_WARP + "test_mma_sync.py",), unit_k=_NOT_SWEEPS),
