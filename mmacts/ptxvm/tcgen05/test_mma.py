@@ -46,7 +46,7 @@ def run_programs(form, programs, arithmetic: str, cp_codes) -> list[np.ndarray]:
 
 
 def test_case_count():
-    assert len(CASES) == 446  # 16 of them are comparator controls (recipe control:*)
+    assert len(CASES) == 447  # 16 of them are comparator controls (recipe control:*)
 
 
 @pytest.mark.parametrize("suite_case", CASES, ids=[c.case_id for c in CASES])
