@@ -24,6 +24,8 @@ import numpy as np
 from mmacts.cases.model import Case
 from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import mma_sync_kernels as kern
+from reference import formats as ref_formats
+from reference.gemm import exact_gemm as ref_exact_gemm
 from reference.mma_sync import fragments as fr
 from reference.mma_sync.model import exact_rne_f32
 from reference.mma_sync.values import decode_elements, element_table, encode_elements
@@ -88,8 +90,9 @@ def enumerate_cases() -> list[Case]:
                                  _wg_instr("bf16", "bf16"), lvl, wform,
                                  {"swizzle": sw, "a_major": am, "b_major": bm}, "exact", 0))
     # IEEE infinities through the f16-accumulator path (the VM's per-block NaN/Inf rule, numerics.ieee_nan)
-    sform = {"path": "mma_sync", "atype": "e5m2", "btype": "e5m2", "dtype": "f16"}
-    out.append(_case("hopper.mma_sync.m16n8k32.f16.e5m2xe5m2/inf-specials", _mma_instr("e5m2", "e5m2", "f16"),
+    sform = {"path": "mma_sync", "atype": SPECIALS_TYPE, "btype": SPECIALS_TYPE, "dtype": "f16"}
+    out.append(_case(f"hopper.mma_sync.m16n8k32.f16.{SPECIALS_TYPE}x{SPECIALS_TYPE}/inf-specials",
+                     _mma_instr(SPECIALS_TYPE, SPECIALS_TYPE, "f16"),
                      "standard", sform, {}, "specials"))
     # published-data replays (one case = all 5000 vectors)
     for gpu, dt in (("B200", "f32"), ("B200", "f16"), ("H100", "f16"), ("H200", "f16")):
@@ -156,6 +159,8 @@ def _mma_inputs(case: Case) -> dict[str, Any]:
     return _pack_mma(f, a_codes, b_codes, C)
 
 
+SPECIALS_TYPE = "e5m2"
+"""A and B type of the ``specials`` case: the fp8 type with infinities (E4M3 has none)."""
 E5M2_POS_INF, E5M2_NEG_INF = 0x7C, 0xFC
 
 
@@ -172,8 +177,8 @@ def _special_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(26)
     A = rng.choice([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0], size=(1, 16, 32))
     C = rng.integers(-8, 9, size=(1, 16, 8)) * 0.5
-    a_codes = encode_elements(A, "e5m2")
-    b_codes = encode_elements(np.ones((1, 32, 8)), "e5m2")
+    a_codes = encode_elements(A, SPECIALS_TYPE)
+    b_codes = encode_elements(np.ones((1, 32, 8)), SPECIALS_TYPE)
     a_codes[0, 0, :] = E5M2_NEG_INF
     a_codes[0, 1, 0], a_codes[0, 2, 0], a_codes[0, 3, 5] = E5M2_POS_INF, E5M2_NEG_INF, E5M2_POS_INF
     a_codes[0, 4, 3], a_codes[0, 4, 30] = E5M2_NEG_INF, E5M2_POS_INF
@@ -182,15 +187,12 @@ def _special_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return a_codes, b_codes, C
 
 
-def _specials_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
+def _specials_want(inputs: dict[str, Any]) -> np.ndarray:
     """The ``specials`` case's answer: ``reference.gemm.exact_gemm`` (IEEE NaN/Inf rules on the exact sum) of
     the codes decoded by ``reference.formats``; its finite values are exact in f16 by construction."""
-    from reference import formats as F
-    from reference.gemm import exact_gemm
-
-    A = F.decode(f["atype"], inputs["a_codes"][0])
-    B = F.decode(f["btype"], inputs["b_codes"][0])
-    want = exact_gemm(A, B, np.asarray(inputs["C"][0], dtype=np.float64))
+    A = ref_formats.decode(SPECIALS_TYPE, inputs["a_codes"][0])
+    B = ref_formats.decode(SPECIALS_TYPE, inputs["b_codes"][0])
+    want = ref_exact_gemm(A, B, np.asarray(inputs["C"][0], dtype=np.float64))
     fin = np.isfinite(want)
     if np.any(want[fin].astype(np.float16).astype(np.float64) != want[fin]):
         raise AssertionError("hopper specials recipe produced finite data that is not exact in f16")
@@ -348,7 +350,7 @@ class HopperDriver:
         if case.recipe == "exact":
             return Expectation(_exact_want(f, inputs), "exact", note="exact by construction (reference.gemm)")
         if case.recipe == "specials":
-            return Expectation(_specials_want(f, inputs), "exact",
+            return Expectation(_specials_want(inputs), "exact",
                                note="IEEE infinities in A and C, finite data exact in f16 (reference.gemm)")
         if inputs["kind"] == "mma":
             A = decode_elements(inputs["a_codes"], f["atype"])

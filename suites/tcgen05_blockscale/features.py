@@ -23,7 +23,7 @@ The expected values come from the reference (``reference.tcgen05.tmem_image``), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -48,20 +48,20 @@ def is_feature(case: Case) -> bool:
     return bool(case.form.get("feature"))
 
 
+_FORM_FIELDS = tuple(f.name for f in fields(FK.FeatureForm))
+"""The case form's keys a feature kernel's form takes (feature, shape, arch, lane_base, pack)."""
+
+
 def form_of(case: Case) -> FK.FeatureForm:
-    return FK.FeatureForm(case.form["feature"], case.form.get("shape", ""), case.form.get("arch", "sm_100a"),
-                          int(case.form.get("lane_base", 0)), bool(case.form.get("pack", False)))
+    return FK.FeatureForm(**{k: case.form[k] for k in _FORM_FIELDS if k in case.form})
 
 
 def _case(suite: str, case_id: str, feature: str, shape: str, recipe: str, rows: tuple[str, ...],
           instruction: str, lane_base: int = 0, pack: bool = False) -> Case:
     # the MMA form's keys too (kind "none", no MMA): code that reads any tcgen05 case's form keeps working
     form = {"feature": feature, "shape": shape, "arch": "sm_100a", "kind": "none", "scale_vec": None,
-            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,)}
-    if lane_base:
-        form["lane_base"] = lane_base
-    if pack:
-        form["pack"] = True
+            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,),
+            **({"lane_base": lane_base} if lane_base else {}), **({"pack": True} if pack else {})}
     runtime = {"m": 0, "n": 0, "k96": False, "atype": "none", "btype": "none", "stype": "none",
                "sfa_id": 0, "sfb_id": 0, "sf_stage": "none"}
     return Case(case_id=case_id, suite=suite, instruction=instruction, arch="sm_100a", spec_rows=rows,

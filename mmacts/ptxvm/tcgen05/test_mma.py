@@ -134,7 +134,7 @@ def test_metadata_past_lane_127_refused_by_name():
     """The only TMEM read whose lanes start at the address's lane (the A and SF addresses must have lane 0):
     sparsity metadata 32 lanes down runs to lane 159, which the MMA refuses by name -- not only lane 128,
     and never as numpy's IndexError (the generated mutation's ``lane.max() == LANES`` survivor)."""
-    case = next(c for c in CASES if c.form["sparse"] and c.form["cta_group"] == 1)
+    case = next(c for c in CASES if ".cg1.sp." in c.case_id)
     p = DRIVER.make_inputs(case).programs[0]
     t = np.zeros((128, 512), np.uint32)
     t[:, : p.preload.shape[1]] = p.preload
