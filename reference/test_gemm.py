@@ -190,6 +190,16 @@ def test_int_gemm_saturates_or_wraps() -> None:
     assert G.int_gemm(np.full((1, 4), 255), np.full((4, 1), -128))[0, 0] == 4 * 255 * -128
 
 
+@pytest.mark.parametrize("a_val, b_val", [(256, 1), (-129, 1), (1, 256), (1, -129)])
+def test_int_gemm_refuses_each_operand_bound_alone(a_val: int, b_val: int) -> None:
+    # each of the four bounds (A min / max, B min / max) on its own, the other operand in range
+    a = np.full((1, 4), 1, np.int64)
+    b = np.full((4, 1), 1, np.int64)
+    a[0, 2], b[1, 0] = a_val, b_val
+    with pytest.raises(ValueError, match="int8 or uint8"):
+        G.int_gemm(a, b)
+
+
 def test_exact_sum_round_vectors_against_fractions() -> None:
     rng = np.random.default_rng(11)
     t = rng.standard_normal((300, 33)).astype(np.float32).astype(np.float64) * np.exp2(

@@ -127,6 +127,12 @@ def _mma_edges(c: Case) -> bool:
     return c.case_id in _MMA_EDGES
 
 
+def _specials(c: Case) -> bool:
+    """The Hopper f16-accumulator case with IEEE infinities in A and C (numerics.ieee_nan's blocks, the
+    oracle's IEEE special results): taken before the spread, so it never displaces a form the spread picked."""
+    return c.recipe == "specials"
+
+
 def _recipe_in(*prefixes: str) -> Callable[[Case], bool]:
     return lambda c: c.recipe.startswith(prefixes)
 
@@ -172,18 +178,21 @@ TARGETS: dict[str, Target] = {
                            _id_has("a128B", "a64B", "a32B", "transpose_a", "transpose_b", "K96", "probe:mn_major",
                                    "probe:smem_base", "probe:t52", "cp-128x128b-b4x16_p64", "probe:sparse_meta"),
                            limit=12, spread=True,
-                           always=lambda c: _high_smem(c) or c.recipe in ("probe:mn_major_sub8", "probe:cp_decompress"),
+                           always=lambda c: _high_smem(c) or c.recipe in ("probe:mn_major_sub8", "probe:cp_decompress",
+                                                                       "probe:absolute_lbo"),
                            unit_tests=("mmacts/ptxvm/tcgen05/test_smem_base32b.py", VM_UNITS, VM_MORE)),
     "tmem": Target("mmacts/ptxvm/tcgen05/tmem.py", T5,
                    _recipe_in("feature:ldst", "probe:ldst", "probe:shift_row", "feature:shift"),
-                   limit=12, spread=True, unit_tests=(VM_UNITS, VM_MORE)),
+                   limit=12, spread=True, always=_recipe_in("probe:ldst_lane_base"),  # lane 8: base + lane
+                   unit_tests=(VM_UNITS, VM_MORE)),
     # -- the VM's warp-MMA package (mma.sync block_scale on Blackwell, mma.sync / wgmma fp8 on Hopper)
     "mma_sync": Target(_WARP + "mma_sync.py", MS_HV, lambda c: "wgmma" not in c.case_id, limit=10, spread=True,
                        unit_tests=(_WARP + "test_mma_sync.py",), unit_k=_NOT_SWEEPS),
     "numerics": Target(_WARP + "numerics.py", MS_HV, _anything, limit=10, spread=True,
+                       always=_specials,
                        unit_tests=(_WARP + "test_mma_sync.py", _WARP + "test_wgmma.py"), unit_k=_NOT_SWEEPS),
     "warp_formats": Target(_WARP + "formats.py", MS_HV, _anything, limit=10, spread=True,
-                           always=lambda c: c.case_id == "hopper.published.mma_sync.e4m3.f16/H100",  # f16 D
+                           always=lambda c: c.case_id == "hopper.published.mma_sync.e4m3.f16/H100" or _specials(c),
                            unit_tests=(_WARP + "test_formats.py", _WARP + "test_f16_infinities.py")),
     "wgmma": Target(_WARP + "wgmma.py", HV, lambda c: "wgmma" in c.case_id, limit=10, spread=True,
                     unit_tests=(_WARP + "test_wgmma.py", "suites/hopper_validation/test_wgmma_layout.py")),
@@ -213,9 +222,9 @@ TARGETS: dict[str, Target] = {
                             unit_tests=(_REFMS + "test_scales.py",)),
     "ref_ms_values": Target(_REFMS + "values.py", MS, _anything, limit=8, spread=True,
                             unit_tests=(_REFMS + "test_values.py",)),
-    "ref_formats": Target("reference/formats.py", ALL3, _anything, limit=6, spread=True,
+    "ref_formats": Target("reference/formats.py", ALL3, _anything, limit=6, spread=True, always=_specials,
                           unit_tests=("reference/test_formats.py",)),
-    "ref_gemm": Target("reference/gemm.py", ALL3, _anything, limit=6, spread=True,
+    "ref_gemm": Target("reference/gemm.py", ALL3, _anything, limit=6, spread=True, always=_specials,
                        unit_tests=("reference/test_gemm.py",)),
 }
 

@@ -68,19 +68,34 @@ def lane_offset(shape: str, index: int) -> int:
     return 16 * (index % 2) if shape.startswith("16x") else 0
 
 
-def windows(shape: str) -> list[tuple[int, int, int, int]]:
-    """(num, lane offset, first column, first register of the output row) of each access of the shape."""
+def ldst_nums(shape: str, pack: bool = False) -> tuple[int, ...]:
+    """The nums the kernel issues: every one of Table 47, or with ``.pack::16b`` (two columns per register
+    unit) those whose accesses still fit the 512 columns side by side."""
+    if not pack:
+        return LDST_NUMS[shape]
+    out, col = [], 0
+    for num in LDST_NUMS[shape]:
+        col += 2 * ld_cols(shape, num)
+        if col <= 512:
+            out.append(num)
+    return tuple(out)
+
+
+def windows(shape: str, lane_base: int = 0, pack: bool = False) -> list[tuple[int, int, int, int]]:
+    """(num, lane offset, first column, first register of the output row) of each access of the shape;
+    ``lane_base`` (16-lane shapes only): every access at that lane of the quadrant instead; ``pack``:
+    each access spans twice the columns (.pack::16b / .unpack::16b)."""
     out, col, reg = [], 0, 0
-    for i, num in enumerate(LDST_NUMS[shape]):
-        out.append((num, lane_offset(shape, i), col, reg))
-        col += ld_cols(shape, num)
+    for i, num in enumerate(ldst_nums(shape, pack)):
+        out.append((num, lane_base or lane_offset(shape, i), col, reg))
+        col += ld_cols(shape, num) * (2 if pack else 1)
         reg += REGS_PER_X1[shape] * num
     return out
 
 
-def total_regs(shape: str) -> int:
+def total_regs(shape: str, pack: bool = False) -> int:
     """Registers per thread over all nums of ``shape`` (the width of outputs ``L`` and ``RT``)."""
-    return sum(REGS_PER_X1[shape] * n for n in LDST_NUMS[shape])
+    return sum(REGS_PER_X1[shape] * n for n in ldst_nums(shape, pack))
 
 
 def st_code(index: int, thread: int, reg: int) -> int:
@@ -95,16 +110,26 @@ class FeatureForm:
     feature: str
     shape: str = ""
     arch: str = "sm_100a"
+    lane_base: int = 0
+    """ldst with a 16-lane shape: every access starts this many lanes into the warp's quadrant (1-16; 0: the
+    alternating 0 / 16 of :func:`lane_offset`), a base no multiple of 16 tells ``base + lane`` from other
+    combinations of the two (``base ^ lane``)."""
+    pack: bool = False
+    """ldst: loads with ``.pack::16b``, stores with ``.unpack::16b`` (the nums of :func:`ldst_nums`)."""
 
     def __post_init__(self) -> None:
         if self.feature == "ldst" and self.shape not in LDST_NUMS:
             raise ValueError(f"ldst feature needs a Table 47 shape, not {self.shape!r}")
+        if self.lane_base and not (self.feature == "ldst" and self.shape.startswith("16x")
+                                   and 0 < self.lane_base <= 16):
+            raise ValueError(f"lane_base {self.lane_base}: a 16-lane ld/st shape and 1-16 lanes only")
         if self.feature not in ("ldst", "shift"):
             raise ValueError(f"unknown feature kernel {self.feature!r}")
 
     @property
     def entry_name(self) -> str:
-        return f"tc05feat_{self.feature}" + (f"_{self.shape}" if self.shape else "")
+        return (f"tc05feat_{self.feature}" + (f"_{self.shape}" if self.shape else "")
+                + (f"_lane{self.lane_base}" if self.lane_base else "") + ("_pack16b" if self.pack else ""))
 
     @property
     def pre_cols(self) -> int:
@@ -117,7 +142,7 @@ class FeatureForm:
     @property
     def out_words(self) -> int:
         """uint32 words per thread: L, RT (ldst) and the dump."""
-        return (2 * total_regs(self.shape) if self.feature == "ldst" else 0) + self.dump_cols
+        return (2 * total_regs(self.shape, self.pack) if self.feature == "ldst" else 0) + self.dump_cols
 
     def instruction(self) -> str:
         if self.feature == "shift":
@@ -218,20 +243,20 @@ def _lines(form: FeatureForm) -> list[str]:
 
 def _ldst(form: FeatureForm, e) -> None:
     shape = form.shape
-    nregs = total_regs(shape)
+    nregs = total_regs(shape, form.pack)
     e(f"mov.u32 %r20, {STATUS_OK};")
     e("@%p0 st.shared.u32 [%r12], %r20;")
     e(I.tcgen05_fence("before"))
     e("bar.sync 0;")
     e(I.tcgen05_fence("after"))
-    wins = windows(shape)
+    wins = windows(shape, form.lane_base, form.pack)
 
     def load_windows(first_slot: int) -> None:
         """tcgen05.ld every window, each register to its output slot from ``first_slot`` on."""
         for num, loff, col, reg0 in wins:
             regs = _regs(REGS_PER_X1[shape] * num)
             e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
-            e(I.tcgen05_ld(shape, num, regs, "%r9", half_splitoff=_half(shape, num)))
+            e(I.tcgen05_ld(shape, num, regs, "%r9", pack=form.pack, half_splitoff=_half(shape, num)))
             e(I.tcgen05_wait("ld"))
             for i, r in enumerate(regs):
                 e(f"st.global.u32 [%rd4+{4 * (first_slot + reg0 + i)}], {r};")
@@ -245,7 +270,7 @@ def _ldst(form: FeatureForm, e) -> None:
         for i, r in enumerate(regs):
             e(f"or.b32 {r}, %r10, {i};")
         e(f"add.u32 %r9, %r8, {(loff << 16) + col};")
-        e(I.tcgen05_st(shape, num, "%r9", regs, half_splitoff=_half(shape, num)))
+        e(I.tcgen05_st(shape, num, "%r9", regs, unpack=form.pack, half_splitoff=_half(shape, num)))
     e(I.tcgen05_wait("st"))
     load_windows(nregs)                              # RT: the same shape loads them back
 

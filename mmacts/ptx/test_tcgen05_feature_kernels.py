@@ -41,6 +41,24 @@ def test_windows_fit_tensor_memory_and_codes_are_distinct() -> None:
     assert len(codes) == 8 * 128 * 128
 
 
+def test_lane_base_pack_form_fits_and_spells_pack_and_unpack() -> None:
+    # .16x64b at lane 8 of the quadrant with .pack::16b / .unpack::16b: every access at lane 8 (taddr lane
+    # bits 16+), twice the columns per num, the nums that fit 512 columns side by side
+    form = FK.FeatureForm("ldst", "16x64b", lane_base=8, pack=True)
+    wins = FK.windows("16x64b", 8, True)
+    assert {w[1] for w in wins} == {8} and [w[0] for w in wins] == list(FK.ldst_nums("16x64b", True))
+    num, _, col, _ = wins[-1]
+    assert col + 2 * FK.ld_cols("16x64b", num) <= 512 and FK.ldst_nums("16x64b", True) == (1, 2, 4, 8, 16, 32, 64)
+    ptx = FK.module_ptx(form)
+    assert form.entry_name == "tc05feat_ldst_16x64b_lane8_pack16b"
+    for num in FK.ldst_nums("16x64b", True):
+        assert f"tcgen05.ld.sync.aligned.16x64b.x{num}.pack::16b.b32" in ptx
+        assert f"tcgen05.st.sync.aligned.16x64b.x{num}.unpack::16b.b32" in ptx
+    with pytest.raises(ValueError, match="16-lane"):
+        FK.FeatureForm("ldst", "32x32b", lane_base=8)
+    _assemble(ptx)
+
+
 def test_shift_kernel_assembles() -> None:
     ptx = FK.module_ptx(FK.FeatureForm("shift"))
     assert ptx.count("tcgen05.shift.cta_group::1.down") == len(FK.SHIFTS)

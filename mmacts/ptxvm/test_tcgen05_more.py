@@ -446,3 +446,22 @@ def test_smem_overwritten_under_an_in_flight_mma_is_a_hazard() -> None:
     res, _ = _run(ptx, img, {"adesc": ad, "bdesc": bd, "idesc": idesc})
     assert res.status == "error" and "was overwritten (line" in res.message and "could still read it" in \
         res.message, res.message
+
+
+# ------------------------------------------------------------------ tcgen05.ld racing a tcgen05.cp
+@pytest.mark.parametrize("wait_first", [False, True])
+def test_ld_of_cells_an_unfinished_cp_writes_is_a_hazard(wait_first: bool) -> None:
+    """A tcgen05.ld of the 8 columns a tcgen05.cp .128x256b (thread 0, no swizzle) writes, issued before the
+    cp's commit mbarrier completed, reads cells the copy may not have written yet: a race no GPU defines,
+    which the VM refuses by name (ops_tcgen05: the ld's cells against the cp's written-cells map). After
+    the wait the same ld is fine. Planted: a written-cells map of 513 columns (cp.execute_cp) -- the
+    check raises numpy's broadcast error instead of the hazard, and the first case fails."""
+    cp = ("  ld.param.u64 %rd8, [adesc];\n  @%p2 tcgen05.cp.cta_group::1.128x256b [%r7], %rd8;\n")
+    ld = _LD8 + "  tcgen05.wait::ld.sync.aligned;\n" + _STORE
+    body = cp + (WAIT.format(n=0, ph=0) + ld if wait_first else ld + WAIT.format(n=0, ph=0))
+    res, _ = _run(_kernel(body), np.zeros(SMEM, dtype=np.uint8), {"adesc": _desc(0, 16, 128)})
+    if wait_first:
+        assert res.status == "ok", res.message
+    else:
+        assert res.status == "error" and "tcgen05.ld read lane 0 column 0" in res.message \
+            and "before the cp issued" in res.message, res.message

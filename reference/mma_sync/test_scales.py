@@ -34,6 +34,29 @@ def test_roundtrip_and_poison_everywhere_else(scale_vec):
         assert set(ba[sel_a].tolist()) <= real and set(bb[sel_b].tolist()) <= real
 
 
+@pytest.mark.parametrize("scale_vec", ["1X", "2X", "4X"])
+def test_default_selectors_are_zero_and_valid(scale_vec):
+    # Selectors() is {0, 0} / {0, 0}: the one selector Table 37 defines for every scale_vec
+    assert sc.Selectors().as_tuple() == (0, 0, 0, 0)
+    sc.check_selectors(scale_vec, sc.Selectors())
+
+
+@pytest.mark.parametrize("scale_vec", ["1X", "4X"])
+def test_batched_encode_is_the_stack_of_single_encodes(scale_vec):
+    # [..., 16, nsf] / [..., nsf, 8] codes (a batch of warps' scale data, as probes and tools encode them)
+    nsf = sc.NSF[scale_vec]
+    rng = np.random.default_rng(7)
+    a = rng.integers(125, 130, size=(3, 2, 16, nsf))
+    b = rng.integers(125, 130, size=(3, 2, nsf, 8))
+    sel = sc.all_selectors(scale_vec)[-1]
+    wa, wb = sc.encode_sfa(a, scale_vec, "ue8m0", sel), sc.encode_sfb(b, scale_vec, "ue8m0", sel)
+    assert wa.shape == wb.shape == (3, 2, 32)
+    for i in range(3):
+        for j in range(2):
+            assert np.array_equal(wa[i, j], sc.encode_sfa(a[i, j], scale_vec, "ue8m0", sel))
+            assert np.array_equal(wb[i, j], sc.encode_sfb(b[i, j], scale_vec, "ue8m0", sel))
+
+
 def test_sfa_row_mapping_matches_cutlass_sfalayout():
     # CUTLASS SFALayout (cutlass-facts 6.3): lane l holds the SF of row l/4 + 8*(l % 2).
     for tida in (0, 1):

@@ -97,3 +97,16 @@ def test_narrow_a_to_tmem_128x256b(fmt, elem, bits, shift):
     cp_to_tmem(tmem_raw, smem, img.desc_word, shape="128x256b", addr=taddr(0, 64))
     assert (tmem_raw[:, 64 + 3] == 0x5A5A5A5A).all()
     _ = shift
+
+
+def test_cp_source_through_a_window_that_does_not_start_at_address_0():
+    # the same copy from an smem array that holds shared memory from byte 1024 on (smem_base): the
+    # descriptor's absolute addresses are shifted down by the base, never up
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 16, size=(128, 32), dtype=np.uint8)
+    smem, img = encode_operand(codes, major="K", swizzle="none", elem="p4", base_address=1024)
+    want, got = new_tmem(), new_tmem()
+    cp_to_tmem(want, smem, img.desc_word, shape="128x256b", addr=taddr(0, 64), src_fmt="b4x16_p64")
+    cp_to_tmem(got, smem[1024:], img.desc_word, shape="128x256b", addr=taddr(0, 64), src_fmt="b4x16_p64",
+               smem_base=1024)
+    assert (got == want).all() and (read_a(got, taddr(0, 64), 128, 32, "fp4", check_container=True) == codes).all()

@@ -124,6 +124,20 @@ def test_single_quadrant_probe_and_replica_mismatch():
     assert (own[64:96] == sf[64:96, 0]).all() and (own[:64] == 0).all()
 
 
+@pytest.mark.parametrize("rows", [(37,), (37, 90)])
+def test_replica_mismatch_names_the_first_differing_row(rows):
+    # every replica written, then one (or two) SFB cells of replica 3 changed: the refusal names the first
+    # differing MN index and k-block (one differing entry must not turn into an IndexError)
+    sf = np.arange(1, 129, dtype=np.uint8)[:, None]
+    tmem = new_tmem()
+    write_sf(tmem, sf, addr=0, which="A")
+    view = tmem.view(np.uint8).reshape(128, -1)
+    for r in rows:
+        view[96 + r % 32, 4 * (r // 32)] ^= 0xFF  # replica 3 (lanes 96-127) of row r, byte 0 of its column
+    with pytest.raises(ReplicaMismatch, match=f"SFA replicas differ at MN index {rows[0]}, k-block 0$"):
+        read_sf(tmem, 0, 0, "1X", 128, "A")
+
+
 def test_sf_id_validation_and_dirty_address():
     tmem = new_tmem()
     with pytest.raises(ValueError):

@@ -88,6 +88,16 @@ def test_roundtrip(sc, fs, nzm, skip, use, shift):
     assert encode_zero_col_mask(**{k: v for k, v in d.items()}) == w
 
 
+@pytest.mark.parametrize("shift", [0, 1, 62, 63])
+def test_column_shift_field_edges(shift):
+    # bits 56-61, every one of them set at 63 (the roundtrip's random draw need not reach the edge)
+    w = encode_zero_col_mask(start_counts=(255, 255, 255, 255), first_spans=(1, 1, 1, 1), non_zero_mask=1,
+                             skip_span=255, use_span=255, column_shift=shift)
+    assert (w >> 56) & 0x3F == shift
+    d = decode_zero_col_mask(w)
+    assert d["column_shift"] == shift and (d["skip_span"], d["use_span"]) == (255, 255)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 3), st.integers(1, 8), st.integers(0, 7), st.integers(0, 7))
 def test_run_lengths_are_span_plus_one(sc, fs_unused, skip, use):

@@ -24,6 +24,8 @@ import numpy as np
 from mmacts.cases.model import Case
 from mmacts.core.driver import Expectation, LaunchResult
 from mmacts.ptx import mma_sync_kernels as kern
+from reference import formats as ref_formats
+from reference.gemm import exact_gemm as ref_exact_gemm
 from reference.mma_sync import fragments as fr
 from reference.mma_sync.model import exact_rne_f32
 from reference.mma_sync.values import decode_elements, element_table, encode_elements
@@ -87,6 +89,11 @@ def enumerate_cases() -> list[Case]:
                 out.append(_case(f"hopper.wgmma.m64n{WG_N}k16.f32.bf16/{am}-{bm}.{sw}/exact",
                                  _wg_instr("bf16", "bf16"), lvl, wform,
                                  {"swizzle": sw, "a_major": am, "b_major": bm}, "exact", 0))
+    # IEEE infinities through the f16-accumulator path (the VM's per-block NaN/Inf rule, numerics.ieee_nan)
+    sform = {"path": "mma_sync", "atype": SPECIALS_TYPE, "btype": SPECIALS_TYPE, "dtype": "f16"}
+    out.append(_case(f"hopper.mma_sync.m16n8k32.f16.{SPECIALS_TYPE}x{SPECIALS_TYPE}/inf-specials",
+                     _mma_instr(SPECIALS_TYPE, SPECIALS_TYPE, "f16"),
+                     "standard", sform, {}, "specials"))
     # published-data replays (one case = all 5000 vectors)
     for gpu, dt in (("B200", "f32"), ("B200", "f16"), ("H100", "f16"), ("H200", "f16")):
         form = {"path": "mma_sync", "atype": "e4m3", "btype": "e4m3", "dtype": dt}
@@ -138,6 +145,9 @@ def _mma_inputs(case: Case) -> dict[str, Any]:
         C[:, np.arange(8), np.arange(8)] = cv.reshape(w, 8)
         ops = _published_operands(("mma", f["atype"], f["btype"]), ps, lambda: _published_mma_operands(ps))
         return dict(_pack_c(f, C), **ops, C=C, nvec=nvec, want_bits=ps.d["fp32" if f["dtype"] == "f32" else "fp16"])
+    if case.recipe == "specials":
+        a_codes, b_codes, C = _special_operands()
+        return _pack_mma(f, a_codes, b_codes, C)
     if case.recipe == "exact":
         A, B = _exact_values(rng, (1, 16, 32)), _exact_values(rng, (1, 32, 8))
         C = rng.integers(-64, 65, size=(1, 16, 8)) * 0.25
@@ -147,6 +157,46 @@ def _mma_inputs(case: Case) -> dict[str, Any]:
         b_codes = _random_codes(rng, f["btype"], (1, 32, 8))
         C = rng.standard_normal((1, 16, 8)).astype(np.float32).astype(np.float64)
     return _pack_mma(f, a_codes, b_codes, C)
+
+
+SPECIALS_TYPE = "e5m2"
+"""A and B type of the ``specials`` case: the fp8 type with infinities (E4M3 has none)."""
+E5M2_POS_INF, E5M2_NEG_INF = 0x7C, 0xFC
+
+
+def _special_operands() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(A codes, B codes, C) of the ``specials`` case: e5m2 A rows with +-Inf at chosen K, B all 1.0 (each
+    product is its A element), f16 C with +-Inf in chosen rows. The f16 path's lowering runs in blocks (the
+    model's mod-4 pairs, C added last), so where an infinity sits decides which block meets which:
+    row 0: -Inf at every K (every block meets the -Inf accumulator of the one before), C = +Inf -> NaN;
+    row 1: +Inf at K 0, C = -Inf -> NaN (the accumulator's +Inf meets C last); row 2: -Inf at K 0, C = +Inf
+    -> NaN; row 3: +Inf at K 5, C finite -> +Inf; row 4: -Inf at K 3 and +Inf at K 30 -> NaN; row 5: -Inf
+    at K 0 and K 17, C = -Inf -> -Inf. Every other value is a small multiple of 1/2: each block's sum is
+    exact in f16, so no block overflows (the overflow rule is AMB-MMASYNC-F16-OVERFLOW-INF's, not this
+    case's) and the answer is the IEEE one of the exact sum (``reference.gemm.exact_gemm``)."""
+    rng = np.random.default_rng(26)
+    A = rng.choice([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0], size=(1, 16, 32))
+    C = rng.integers(-8, 9, size=(1, 16, 8)) * 0.5
+    a_codes = encode_elements(A, SPECIALS_TYPE)
+    b_codes = encode_elements(np.ones((1, 32, 8)), SPECIALS_TYPE)
+    a_codes[0, 0, :] = E5M2_NEG_INF
+    a_codes[0, 1, 0], a_codes[0, 2, 0], a_codes[0, 3, 5] = E5M2_POS_INF, E5M2_NEG_INF, E5M2_POS_INF
+    a_codes[0, 4, 3], a_codes[0, 4, 30] = E5M2_NEG_INF, E5M2_POS_INF
+    a_codes[0, 5, 0], a_codes[0, 5, 17] = E5M2_NEG_INF, E5M2_NEG_INF
+    C[0, 0], C[0, 1], C[0, 2], C[0, 5] = np.inf, -np.inf, np.inf, -np.inf
+    return a_codes, b_codes, C
+
+
+def _specials_want(inputs: dict[str, Any]) -> np.ndarray:
+    """The ``specials`` case's answer: ``reference.gemm.exact_gemm`` (IEEE NaN/Inf rules on the exact sum) of
+    the codes decoded by ``reference.formats``; its finite values are exact in f16 by construction."""
+    A = ref_formats.decode(SPECIALS_TYPE, inputs["a_codes"][0])
+    B = ref_formats.decode(SPECIALS_TYPE, inputs["b_codes"][0])
+    want = ref_exact_gemm(A, B, np.asarray(inputs["C"][0], dtype=np.float64))
+    fin = np.isfinite(want)
+    if np.any(want[fin].astype(np.float16).astype(np.float64) != want[fin]):
+        raise AssertionError("hopper specials recipe produced finite data that is not exact in f16")
+    return want.astype(np.float32)
 
 
 def _pack_c(f: dict, C: np.ndarray) -> dict[str, Any]:
@@ -299,6 +349,9 @@ class HopperDriver:
                                note=f"published {case.runtime['gpu']} file, {len(bits)} vectors, bit for bit")
         if case.recipe == "exact":
             return Expectation(_exact_want(f, inputs), "exact", note="exact by construction (reference.gemm)")
+        if case.recipe == "specials":
+            return Expectation(_specials_want(inputs), "exact",
+                               note="IEEE infinities in A and C, finite data exact in f16 (reference.gemm)")
         if inputs["kind"] == "mma":
             A = decode_elements(inputs["a_codes"], f["atype"])
             B = decode_elements(inputs["b_codes"], f["btype"])

@@ -70,3 +70,16 @@ def test_inexact_data_is_refused():
     bad = dict(inp, C=np.full_like(inp["C"], 2.0**-30))  # C far below the product lattice
     with pytest.raises(AssertionError, match="not exact"):
         D.DRIVER.expected(case, bad)
+
+
+def test_inf_specials_want_has_the_designed_nans_and_infinities():
+    """The f16 ``specials`` case's answer (reference.gemm's IEEE rules on the exact sum): rows 0, 1, 2, 4 NaN
+    in every column, row 3 +Inf, row 5 -Inf, every other row finite and exact in f16 -- so a VM whose
+    per-block infinity rule (numerics.ieee_nan) loses a NaN or keeps a finite block fails the case."""
+    case = _case("hopper.mma_sync.m16n8k32.f16.e5m2xe5m2/inf-specials")
+    inp = D.DRIVER.make_inputs(case)
+    want = D.DRIVER.expected(case, inp)
+    assert want.mode == "exact"
+    w = want.want
+    assert np.isnan(w[[0, 1, 2, 4]]).all() and np.isposinf(w[3]).all() and np.isneginf(w[5]).all()
+    assert np.isfinite(w[6:]).all() and np.array_equal(w[6:].astype(np.float16).astype(np.float32), w[6:])

@@ -27,8 +27,8 @@ from reference import formats as F
 from reference import gemm as G
 from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import encode_idesc
-from reference.tcgen05.smem_desc import encode_smem_desc
-from reference.tcgen05.smem_image import encode_operand
+from reference.tcgen05.smem_desc import decode_smem_desc, encode_smem_desc
+from reference.tcgen05.smem_image import OperandImage, encode_operand
 from reference.tcgen05_model import machine
 from reference.tcgen05_model import operands as ops
 from reference.tcgen05_model.program import CtaProgram, MmaOperands
@@ -142,6 +142,8 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
             step = kmma // 2 if sparse else kmma
             a_descs.append([img_a.desc_for(k_offset=0 if rt.get("a_reuse") else i * step)
                             for i in range(nmma)])
+            if rt.get("lbo_absolute"):
+                a_descs[-1] = [absolute_lbo(d, img_a, kind, kmma) for d in a_descs[-1]]
         base += int(rt.get("b_base_shift", 0))
         sm_b, img_b = encode_operand(_pad_contig(b_rows, b_major, b_elem, sw_b), major=b_major,
                                      swizzle=sw_b, elem=b_elem, base_address=base)
@@ -161,6 +163,8 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
         for off, arr in pieces:
             smem[off:off + arr.size] = arr
         b_descs.append([img_b.desc_for(k_offset=i * kmma) for i in range(nmma)])
+        if rt.get("lbo_absolute"):
+            b_descs[-1] = [absolute_lbo(d, img_b, kind, kmma) for d in b_descs[-1]]
         progs_smem.append(smem)
     # ---- TMEM images: SF, A, initial D, metadata --------------------------------------------
     sf_id_a, sf_id_b = int(rt.get("sfa_id", 0)), int(rt.get("sfb_id", 0))
@@ -244,6 +248,20 @@ def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one 
     if rt.get("cp_probe"):
         _cp_probe(out, rt, rng)
     return out
+
+
+def absolute_lbo(word: int, img: OperandImage, kind: str, kmma: int) -> int:
+    """``word`` in the absolute LBO mode (Table 40 bit 52, 9.7.16.3.1.2) where its K slice straddles the
+    128-byte swizzle row: the 48-byte K of a K = 96 fp4 MMA that starts at byte 96 of the row (the third MMA
+    of a row). LBO is then the byte address of the row's next 128-byte slice, where ``encode_operand`` put
+    the bytes past byte 127 (reading "same-row-term" of AMB-ABSOLUTE-LBO-CHUNKS: row r of the second chunk
+    at LBO + the same row term as the first). Other words (slices inside one row) stay relative."""
+    if kind not in ("mxf4", "mxf4nvf4") or img.major != "K" or img.swizzle != "128B":
+        raise ValueError("absolute LBO mode: K-major fp4 operands with the 128B swizzle only (9.7.16.3.1.2.1)")
+    d = decode_smem_desc(word)
+    if d.base_offset or d.start_address % 128 + kmma // 2 <= 128:
+        return word
+    return replace(d, lbo=d.start_address - d.start_address % 128 + img.stride_cols, lbo_absolute=True).word()
 
 
 def is_random(case) -> bool:

@@ -136,7 +136,7 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
         if key in rt:
             parts.append(f"{key[-1]}{rt[key]}")
     for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
-                "sfb_peer_x2", "a_decoy", "sf_nan_7f"):
+                "sfb_peer_x2", "a_decoy", "sf_nan_7f", "lbo_absolute"):
         if rt.get(key):
             parts.append(key)
     for key in ("a_base_shift", "b_base_shift"):
@@ -393,6 +393,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         transpose_a=int(mn), transpose_b=int(mn), extra_rows=("T40.5", "T41.1", "T41.2", "T41.3"))
     yield make_case(S, "mxf4nvf4", "4X", cg=2, m=256, n=128, stype="ue4m3", swizzle_a="128B", swizzle_b="128B",
                     a_base_shift=512, b_base_shift=256, recipe="probe:smem_base_offset", extra_rows=("T40.5",))
+    # absolute LBO mode (Table 40 bit 52): three K = 96 fp4 MMAs along one 128-byte swizzle row, the third's
+    # 48 bytes straddling it (bytes 96-143): its A and B descriptors point LBO at the row's next 128-byte slice
+    yield make_case(S, "mxf4", "block32", cg=2, m=256, n=64, k96=True, collectors=(None,) * 3, lbo_absolute=True,
+                    recipe="probe:absolute_lbo", extra_rows=("T40.2", "T40.6", "S9.7.16.3.1.2"))
     # B above 128 KiB of shared memory: the descriptor's start address (address >> 4, bits 0-13) needs its top
     # bit; every other case's operands sit below 32 KiB (the generated mutation of the VM's descriptor decoder
     # found a field width one short that no case could see)

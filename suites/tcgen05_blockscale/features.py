@@ -23,7 +23,7 @@ The expected values come from the reference (``reference.tcgen05.tmem_image``), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -41,21 +41,27 @@ DIAGNOSIS = ("position-coded: a got word 0x4LLLLCCC came from the preloaded cell
 SHAPES = tuple(FK.LDST_NUMS)
 LDST_PROBE = "probe:ldst_fragments"
 SHIFT_PROBE = "probe:shift_row_scope"
+LANE_BASE_PROBE = "probe:ldst_lane_base"
 
 
 def is_feature(case: Case) -> bool:
     return bool(case.form.get("feature"))
 
 
+_FORM_FIELDS = tuple(f.name for f in fields(FK.FeatureForm))
+"""The case form's keys a feature kernel's form takes (feature, shape, arch, lane_base, pack)."""
+
+
 def form_of(case: Case) -> FK.FeatureForm:
-    return FK.FeatureForm(case.form["feature"], case.form.get("shape", ""), case.form.get("arch", "sm_100a"))
+    return FK.FeatureForm(**{k: case.form[k] for k in _FORM_FIELDS if k in case.form})
 
 
 def _case(suite: str, case_id: str, feature: str, shape: str, recipe: str, rows: tuple[str, ...],
-          instruction: str) -> Case:
+          instruction: str, lane_base: int = 0, pack: bool = False) -> Case:
     # the MMA form's keys too (kind "none", no MMA): code that reads any tcgen05 case's form keeps working
     form = {"feature": feature, "shape": shape, "arch": "sm_100a", "kind": "none", "scale_vec": None,
-            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,)}
+            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,),
+            **({"lane_base": lane_base} if lane_base else {}), **({"pack": True} if pack else {})}
     runtime = {"m": 0, "n": 0, "k96": False, "atype": "none", "btype": "none", "stype": "none",
                "sfa_id": 0, "sfb_id": 0, "sf_stage": "none"}
     return Case(case_id=case_id, suite=suite, instruction=instruction, arch="sm_100a", spec_rows=rows,
@@ -82,6 +88,15 @@ def cases(suite: str) -> list[Case]:
             rows = _num_rows(table, shape) + ("S9.7.16.2.3.1", "S9.7.16.8.1") + sync
             out.append(_case(suite, f"tcgen05.{op}.{shape}.{nums}.{what}.{recipe}", "ldst", shape, recipe,
                              rows if exact else (), f"tcgen05.{op}.sync.aligned.{shape}.x*.b32"))
+    # .16x64b at lane 8 of each quadrant (lanes 8-23): a base inside the quadrant that is no multiple of 16,
+    # plain and with .pack::16b / .unpack::16b (the VM moves the two through different paths)
+    for pack in (False, True):
+        nums = FK.ldst_nums("16x64b", pack)
+        qual = (".pack::16b", ".unpack::16b") if pack else ("", "")
+        for (what, op), q in zip((("load", "ld"), ("store", "st")), qual, strict=True):
+            out.append(_case(suite, f"tcgen05.{op}.16x64b.x{nums[0]}-x{nums[-1]}{q}.{what}.lane8.{LANE_BASE_PROBE}",
+                             "ldst", "16x64b", LANE_BASE_PROBE, (), f"tcgen05.{op}.sync.aligned.16x64b.x*{q}.b32",
+                             lane_base=8, pack=pack))
     shift = "tcgen05.shift.cta_group::1.down"
     out.append(_case(suite, "tcgen05.shift.cg1.down.lane96.feature:shift", "shift", "", "feature:shift",
                      ("S9.7.16.9.3", "T46.1", "T46.3"), shift))
@@ -106,41 +121,55 @@ def make_inputs(case: Case) -> FeatureInputs:
     return FeatureInputs(form, (np.uint32(PRE_BASE) | (lanes << np.uint32(9)) | cols).astype(np.uint32))
 
 
-def _maps(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
-    lane, col = TI.ld_st_map(shape, num, split=num if shape == "16x32bx2" else None)
+def _maps(shape: str, num: int, pack: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    lane, col = TI.ld_st_map(shape, num, pack=pack, split=num if shape == "16x32bx2" else None)
     return np.asarray(lane), np.asarray(col)
 
 
+def _windows(form: FK.FeatureForm) -> list[tuple[int, int, int, int]]:
+    return FK.windows(form.shape, form.lane_base, form.pack)
+
+
 def want_load(inp: FeatureInputs) -> np.ndarray:
-    """(128 threads, registers): what every register of every ld should hold (reference map)."""
-    shape = inp.form.shape
-    out = np.zeros((128, FK.total_regs(shape)), dtype=np.uint32)
-    for num, loff, col0, reg0 in FK.windows(shape):
-        lane, col = _maps(shape, num)
+    """(128 threads, registers): what every register of every ld should hold (reference map; with
+    ``.pack::16b`` the low halves of the register unit's two adjacent columns, the lower column low)."""
+    form = inp.form
+    out = np.zeros((128, FK.total_regs(form.shape, form.pack)), dtype=np.uint32)
+    for num, loff, col0, reg0 in _windows(form):
+        lane, col = _maps(form.shape, num, form.pack)
         for w in range(4):
-            out[32 * w:32 * w + 32, reg0:reg0 + lane.shape[1]] = inp.pre[32 * w + loff + lane, col0 + col]
+            cells = inp.pre[32 * w + loff + lane, col0 + col]
+            if form.pack:
+                cells = (cells & 0xFFFF) | ((inp.pre[32 * w + loff + lane, col0 + col + 1] & 0xFFFF) << 16)
+            out[32 * w:32 * w + 32, reg0:reg0 + lane.shape[1]] = cells
     return out
 
 
 def want_roundtrip(inp: FeatureInputs) -> np.ndarray:
-    shape = inp.form.shape
-    out = np.zeros((128, FK.total_regs(shape)), dtype=np.uint32)
+    form = inp.form
+    out = np.zeros((128, FK.total_regs(form.shape, form.pack)), dtype=np.uint32)
     tid = np.arange(128)[:, None]
-    for idx, (num, _, _, reg0) in enumerate(FK.windows(shape)):
-        n = FK.REGS_PER_X1[shape] * num
+    for idx, (num, _, _, reg0) in enumerate(_windows(form)):
+        n = FK.REGS_PER_X1[form.shape] * num
         out[:, reg0:reg0 + n] = FK.st_code(idx, 0, 0) | (tid << 8) | np.arange(n)[None, :]
     return out
 
 
 def want_store(inp: FeatureInputs) -> np.ndarray:
-    """(128 lanes, dump columns): the preload with every st's registers placed by the reference map."""
-    shape = inp.form.shape
+    """(128 lanes, dump columns): the preload with every st's registers placed by the reference map (with
+    ``.unpack::16b`` each register's halves in the low 16 bits of its two adjacent columns, upper bits 0)."""
+    form = inp.form
     img = inp.pre.copy()
-    for idx, (num, loff, col0, _) in enumerate(FK.windows(shape)):
-        lane, col = _maps(shape, num)
+    for idx, (num, loff, col0, _) in enumerate(_windows(form)):
+        lane, col = _maps(form.shape, num, form.pack)
         for w in range(4):
             t = np.arange(32)[:, None] + 32 * w
-            img[32 * w + loff + lane, col0 + col] = FK.st_code(idx, 0, 0) | (t << 8) | np.arange(lane.shape[1])[None, :]
+            regs = (FK.st_code(idx, 0, 0) | (t << 8) | np.arange(lane.shape[1])[None, :]).astype(np.uint32)
+            if form.pack:
+                img[32 * w + loff + lane, col0 + col] = regs & 0xFFFF
+                img[32 * w + loff + lane, col0 + col + 1] = regs >> 16
+            else:
+                img[32 * w + loff + lane, col0 + col] = regs
     return img
 
 
@@ -167,7 +196,7 @@ def view(case: Case, inp: FeatureInputs, raw: np.ndarray) -> np.ndarray:
     form = inp.form
     if form.feature == "shift":
         return _f32(raw[:, -form.dump_cols:][:, _shift_cols(case)])
-    n = FK.total_regs(form.shape)
+    n = FK.total_regs(form.shape, form.pack)
     if case.recipe == "feature:ldst-roundtrip":
         return _f32(raw[:, n:2 * n])
     if ".load." in case.case_id:

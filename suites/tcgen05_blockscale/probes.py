@@ -28,6 +28,9 @@ PROBES: dict[str, str] = {
     "smem_base_offset": "operand starting inside its swizzle repeat, descriptor base offset = (start >> 7) & 7 "
                         "(9.7.16.4.1): the model subtracts it from the swizzle row phase "
                         "(register AMB-SDESC-BASEOFFSET)",
+    "absolute_lbo": "K = 96 fp4 operands whose third MMA's 48-byte K slice straddles the 128-byte swizzle row, "
+                    "read through the absolute LBO mode (Table 40 bit 52, 9.7.16.3.1.2): row r's bytes past the "
+                    "row at LBO + the first chunk's row term (AMB-ABSOLUTE-LBO-CHUNKS reading same-row-term)",
     "sfb_peer_copy": "cta_group::2 with the peer CTA's SFB copy = the leader's x 2: whose copy scales the peer's D "
                      "lanes? (AMB-SF-2CTA-SFB-COPY; model: each CTA's own copy)",
     "collector_reuse": "collector::a::use/lastuse after A changed since the fill: the descriptor names a decoy A "
@@ -37,6 +40,9 @@ PROBES: dict[str, str] = {
                        "nan-7f: D row 5 and column 7 NaN)",
     "ldst_fragments": "tcgen05.ld/st register maps of the 16-lane shapes (Figures 183-187 missing; "
                       "AMB-LDST-FRAGMENTS): 'want' is the CUTLASS Copy_Traits reading of the reference",
+    "ldst_lane_base": "tcgen05.ld/st .16x64b at lane 8 of each warp's quadrant (a base no multiple of 16; "
+                      "AMB-LDST-LANE-BASE): 'want' is reading base-plus-lane (lanes base .. base+15 of the "
+                      "quadrant, the 16-lane map of AMB-LDST-FRAGMENTS' cutlass-copy-traits reading)",
     "shift_row_scope": "tcgen05.shift.down at lane 0: one 32-lane block or every lane to 127 "
                        "(AMB-SHIFT-ROW-SCOPE): 'want' is the one-block (.31x256b) reading",
 }

@@ -11,6 +11,7 @@ import pytest
 
 from mmacts.ptx.tcgen05_kernels import KernelForm
 from reference.tcgen05 import tmem_image as TI
+from reference.tcgen05.smem_desc import decode_smem_desc
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
 from suites.tcgen05_blockscale.cases import make_case
@@ -133,3 +134,17 @@ def test_base_offset_is_carried_and_read() -> None:
     bad = replace(inp.programs[0], mmas=[replace(op, a=op.a & ~(7 << 49))])  # base offset dropped
     got = machine.decode_d(machine.run(form, [bad]), inp.layout, 128, 64)
     assert not np.array_equal(got, want)
+
+
+def test_absolute_lbo_only_where_the_k_slice_straddles_the_row() -> None:
+    """probe absolute_lbo: of three K = 96 fp4 MMAs along one 128-byte row, only the third (bytes 96-143) gets
+    Table 40 bit 52 with LBO = the row's next 128-byte slice; the first two stay relative."""
+    case = make_case("standard", "mxf4", "block32", cg=2, m=256, n=64, k96=True, collectors=(None,) * 3,
+                     lbo_absolute=True, recipe="probe:absolute_lbo")
+    inp = B.build(case)
+    for descs in ([int(op.a) for op in inp.programs[0].mmas], [int(op.b_desc) for op in inp.programs[0].mmas]):
+        d = [decode_smem_desc(w) for w in descs]
+        assert [x.lbo_absolute for x in d] == [False, False, True]
+        assert d[2].start_address % 128 == 96 and d[2].lbo % 128 == 0 and d[2].lbo > d[2].start_address
+    with pytest.raises(ValueError, match="absolute LBO"):
+        B.build(make_case("standard", "mxf8f6f4", None, atype="e4m3", btype="e4m3", lbo_absolute=True))

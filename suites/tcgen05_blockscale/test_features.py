@@ -66,7 +66,7 @@ def test_ue4m3_nan_probe_wants_nan_rows_and_columns(standard) -> None:
 
 def test_feature_case_ids_are_readable_and_cite_rows(standard) -> None:
     feats = [c for c in standard if FT.is_feature(c)]
-    assert len(feats) == 3 * len(FK.LDST_NUMS) + 2
+    assert len(feats) == 3 * len(FK.LDST_NUMS) + 2 + 4  # + the lane-8 probes (plain and .pack::16b, ld and st)
     exact = [c for c in feats if not c.recipe.startswith("probe:")]
     assert all(c.spec_rows for c in exact) and all(not c.spec_rows for c in feats if c not in exact)
 

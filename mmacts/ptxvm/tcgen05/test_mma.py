@@ -46,7 +46,7 @@ def run_programs(form, programs, arithmetic: str, cp_codes, k96_shapes: str = "m
 
 
 def test_case_count():
-    assert len(CASES) == 446  # 16 of them are comparator controls (recipe control:*)
+    assert len(CASES) == 447  # 16 of them are comparator controls (recipe control:*)
 
 
 @pytest.mark.parametrize("suite_case", CASES, ids=[c.case_id for c in CASES])
@@ -167,6 +167,22 @@ def test_k96_shapes_reading_bounds():
             mma_k(*args, "also-m128")
     with pytest.raises(ValueError, match="reading must be one of"):
         mma_k("mxf4", 2, False, 256, True, "any")
+
+
+def test_metadata_past_lane_127_refused_by_name():
+    """The only TMEM read whose lanes start at the address's lane (the A and SF addresses must have lane 0):
+    sparsity metadata 32 lanes down runs to lane 159, which the MMA refuses by name -- not only lane 128,
+    and never as numpy's IndexError (the generated mutation's ``lane.max() == LANES`` survivor)."""
+    case = next(c for c in CASES if ".cg1.sp." in c.case_id)
+    p = DRIVER.make_inputs(case).programs[0]
+    t = np.zeros((128, 512), np.uint32)
+    t[:, : p.preload.shape[1]] = p.preload
+    meta = int(p.mmas[0].sp_meta_tmem)
+    kw = _kw(_form(case), p, t, np.asarray(p.smem, np.uint8), sparse=True)
+    execute_mma(**dict(kw, sp_meta_taddr=meta))
+    for lane in (1, 32):
+        with pytest.raises(ValueError, match="sparsity metadata runs outside 128 x 512"):
+            execute_mma(**dict(kw, tmems=[t.copy()], sp_meta_taddr=meta | (lane << 16)))
 
 
 FORBIDDEN = ("reference.tcgen05", "reference.mma_sync", "reference.formats", "suites", "mmacts.ptx")

@@ -58,7 +58,7 @@ def test_hopper_mma_sync_cases_and_published_replays():
     from suites.hopper_validation.driver import DRIVER
 
     cases = [c for c in DRIVER.cases("full") if c.form["path"] == "mma_sync"]
-    assert len(cases) == 36  # 32 exact/random + 4 published (5000 vectors each)
+    assert len(cases) == 37  # 32 exact/random + 4 published (5000 vectors each) + the f16 inf-specials case
     for case in cases:
         inputs = DRIVER.make_inputs(case)
         q = ms.parse_mma_sync(case.instruction)
