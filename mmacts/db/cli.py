@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmacts.db.store import StoreError, default_url, describe, open_store
+from mmacts.db.connect import open_store
+from mmacts.db.store import StoreError, default_url, describe
 
 
 def _label(store_url: str) -> str:
@@ -56,7 +57,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     # before the store is opened: ingesting nothing must not leave an empty store file behind (a
     # later ``history`` would read an empty store). A store is never removed afterwards: another
     # host may be ingesting into it.
-    from mmacts.report.cli import ReportInputError, read_meta
+    from mmacts.report.run_dir import ReportInputError, read_meta
 
     runs = []
     bad = 0

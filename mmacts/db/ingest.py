@@ -389,8 +389,8 @@ def _retryable(store: Store, exc: Exception) -> bool:
 def read_run_dir(run_dir: Path, allow_incomplete: bool = False) -> tuple[dict[str, Any], pd.DataFrame]:
     """run.json and the results table: results.parquet of a complete run (what write_reports made
     from the jsonl, last record per case), else the jsonl."""
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
     from mmacts.report.frame import to_frame
+    from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
     try:
         meta = read_meta(run_dir)

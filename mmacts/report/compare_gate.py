@@ -42,6 +42,7 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import BAD, FLAKE, NOT_RUN, transition_kind
+from mmacts.report.run_dir import ReportInputError, read_run
 
 CATEGORIES: tuple[tuple[str, str], ...] = (
     ("newly-failing", "newly failing"),
@@ -170,8 +171,6 @@ def _pick(m: dict[str, Any]) -> dict[str, Any]:
 def compare_runs(base: Path, new: Path, *, slower: float = 1.5, min_us: float = 5.0, min_run_s: float = 0.05,
                  fail_on: tuple[str, ...] = DEFAULT_FAIL_ON) -> dict[str, Any]:
     """Everything ``mmacts report compare`` shows and writes."""
-    from mmacts.report.cli import read_run
-
     mb, db = read_run(base)
     mn, dn = read_run(new)
     j = classify(db, dn, slower=slower, min_us=min_us, min_run_s=min_run_s)
@@ -334,8 +333,6 @@ def add_arguments(c: Any) -> None:
 
 def run(args: Any) -> int:
     """The ``compare`` subcommand (ReportInputError/OSError are turned into exit 2 by the caller)."""
-    from mmacts.report.cli import ReportInputError
-
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:

@@ -148,8 +148,9 @@ def _resolve_shard(spec: str | None) -> tuple[str | None, dict | None]:
 def _ingest_into(run_dir: Path, db: str) -> bool:
     """``mmacts run --db URL``: load the finished run into the results store (mmacts.db)."""
     try:
+        from mmacts.db.connect import open_store
         from mmacts.db.ingest import ingest_run
-        from mmacts.db.store import describe, open_store
+        from mmacts.db.store import describe
 
         with open_store(db) as store:
             got = ingest_run(store, run_dir)

@@ -518,7 +518,7 @@ def main(argv: list[str]) -> int:
                   f"({', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'every case expected to pass'})"
                   + (f"; made on {b.made_on}" if b.made_on else ""))
             return 0
-        from mmacts.report.cli import ReportInputError, read_meta, run_records
+        from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
         try:
             meta = read_meta(args.run)

@@ -108,7 +108,7 @@ def _run_record(run_dir: str, case_id: str) -> dict | str:
     """The last record of ``case_id`` in a finished run, or a one-line reason."""
     from pathlib import Path
 
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
+    from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
     try:
         read_meta(Path(run_dir))

@@ -84,7 +84,7 @@ def _ids_hash(ids: list[str]) -> str:
 def pack(run_dir: Path, out: Path) -> dict[str, Any]:
     """Write the package of a completed run; returns its manifest."""
     from mmacts.core.records import latest_by_case
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
+    from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
     run_dir = Path(run_dir)
     try:
