@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from mmacts.cases.model import Case
+from mmacts.core.recipe import CONTROL, EXACT, PROBE, RANDOM
 
 SPEC_AMBIGUITIES = Path(__file__).resolve().parents[1] / "spec" / "data" / "ambiguities.yaml"
 
@@ -40,7 +41,7 @@ def _tc(c: Case) -> bool:
 
 
 def _exactish(c: Case) -> bool:
-    return c.recipe in ("exact",) or c.recipe.startswith("control:")
+    return c.parsed_recipe.is_kind(EXACT, CONTROL)
 
 
 def _layout_b(c: Case) -> bool:
@@ -162,10 +163,10 @@ def assumes(case: Case) -> tuple[str, ...]:
     for amb, _why, applies in FORM_RULES:
         if applies(case):
             ids.add(amb)
-    kind, _, name = case.recipe.partition(":")
-    if kind == "probe":
-        ids.update(PROBE_RULES.get(name, ()))
-    elif kind == "random":
+    recipe = case.parsed_recipe
+    if recipe.kind == PROBE:
+        ids.update(PROBE_RULES.get(recipe.name, ()))
+    elif recipe.kind == RANDOM:
         ids.update(RANDOM_RULE)
     if case.xfail:
         ids.add(case.xfail)

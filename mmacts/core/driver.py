@@ -11,11 +11,12 @@ case run on every backend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from mmacts.cases.model import Case
+if TYPE_CHECKING:  # only annotations: the case model sits on this floor (it imports core.recipe)
+    from mmacts.cases.model import Case
 
 
 @dataclass

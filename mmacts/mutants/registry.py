@@ -33,6 +33,7 @@ from dataclasses import replace
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.core import recipe as recipes
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
 
@@ -1201,7 +1202,7 @@ def _t45_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ comparator
 CMP = "mmacts.compare.compare"
-CONTROL = lambda c: c.recipe.startswith("control:")  # noqa: E731
+CONTROL = lambda c: c.parsed_recipe.kind == recipes.CONTROL  # noqa: E731
 
 
 def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...], fast: bool = False) -> Mutant:
@@ -1213,7 +1214,7 @@ def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...
         (),
         edit_source(CMP, pattern, repl),
         TC,
-        tc(recipe=None, where=lambda c: c.recipe.split(":", 1)[-1] in controls and CONTROL(c)),
+        tc(recipe=None, where=lambda c: CONTROL(c) and c.parsed_recipe.name in controls),
         limit=len(controls),
         fast=fast,
     )
