@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mmacts.cases.status import NOT_RUN, ORDER
+from mmacts.core.driver import as_driver
 
 REQUIRE_GPU_EXIT = 7
 """``--require-gpu``: the run completed but some hardware-suite case did not run on a GPU."""
@@ -30,7 +31,7 @@ def hardware_suites(suites: Iterable[str]) -> list[str]:
     """Suites whose cases run kernels on a GPU (everything but the compile-only toolchain suite)."""
     from mmacts.core.suites import load_driver
 
-    return [s for s in suites if not getattr(load_driver(s), "compile_only", False)]
+    return [s for s in suites if not as_driver(load_driver(s)).compile_only]
 
 
 def gpu_plan(suites: list[str], backend: str) -> tuple[list[str], str | None]:

@@ -7,16 +7,17 @@ import sys
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.core.driver import Driver, as_driver
 from mmacts.core.suites import load_driver, suite_names
 
 
-def find_case(case_id: str) -> tuple[object, Case] | None:
+def find_case(case_id: str) -> tuple[Driver, Case] | None:
     """Search every suite at the ``full`` level for ``case_id``."""
     for name in suite_names():
         driver = load_driver(name)
         for case in driver.cases("full"):
             if case.case_id == case_id:
-                return driver, case
+                return as_driver(driver), case
     return None
 
 
@@ -81,13 +82,13 @@ def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_line
             _show("ptxas", res.log)
     except Exception as exc:
         _show("SASS", f"unavailable: {exc}")
-    if getattr(driver, "compile_only", False):
+    if driver.compile_only:
         return 0
     np.set_printoptions(linewidth=160, threshold=sys.maxsize if full else 256, edgeitems=4)
     inputs = driver.make_inputs(case)
-    describe = getattr(driver, "describe", None)
-    if describe is not None:
-        _show("descriptors and operands (decoded)", describe(case, inputs))
+    described = driver.describe(case, inputs)
+    if described is not None:
+        _show("descriptors and operands (decoded)", described)
     elif getattr(inputs, "programs", None) is not None:
         from mmacts.runner.explain_tcgen05 import sections
 

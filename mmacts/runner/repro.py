@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.core.driver import as_driver
+
 OUT_FILL = 0xFF
 """Output buffers start as 0xFF bytes, as the cuda runtime and the PTX VM fill them."""
 
@@ -31,9 +33,10 @@ class ReproError(Exception):
 def _refusal(driver: Any, case: Any) -> str | None:
     from mmacts.backends.execute import vm_reason
 
-    if getattr(driver, "compile_only", False):
+    driver = as_driver(driver)
+    if driver.compile_only:
         return f"{case.case_id}: suite {case.suite} is compile-only (no kernel is launched)"
-    if hasattr(driver, "run_case") or not hasattr(driver, "launch"):
+    if driver.judges_own_cases:
         return f"{case.case_id}: suite {case.suite} has no kernel launch to reproduce (it judges its cases itself)"
     why = vm_reason(driver, case)
     if why is not None:

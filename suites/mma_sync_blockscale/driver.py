@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx import instructions as ins
 from mmacts.ptx import mma_sync_kernels as kern
 from reference.mma_sync import fragments as fr
@@ -133,7 +133,7 @@ def _sel(case: Case) -> sc.Selectors:
     return sc.Selectors(r["bida"], r["tida"], r["bidb"], r["tidb"])
 
 
-class BlockScaleDriver:
+class BlockScaleDriver(Driver):
     """Implements :class:`mmacts.core.driver.Driver` for mma.sync block_scale."""
 
     suite = SUITE

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
 from suites.probes.models import PATH_MODELS, reference_evaluator
@@ -81,7 +81,7 @@ GPU_PATHS = ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a")
 """E4M3 probe paths that have a kernel (the others are record-model only)."""
 
 
-class ProbesDriver:
+class ProbesDriver(Driver):
     """Implements :class:`mmacts.core.driver.Driver` for the numeric probes."""
 
     suite = SUITE
