@@ -26,8 +26,10 @@ from typing import Any
 
 import yaml
 
+from mmacts.ambiguity.register import load_register
 from mmacts.cases.model import Case
 from mmacts.core.recipe import CONTROL, EXACT, PROBE, RANDOM
+from mmacts.spec.catalog import load
 
 SPEC_AMBIGUITIES = Path(__file__).resolve().parents[1] / "spec" / "data" / "ambiguities.yaml"
 
@@ -114,8 +116,6 @@ NOT_FOR: dict[str, Callable[[Case], bool]] = {
 @cache
 def _register() -> tuple[dict[str, str], tuple[tuple[str, re.Pattern[str]], ...]]:
     """(status per id, one compiled matcher per entry's ``decided_by``: the ``observe.pattern_matches`` rule)."""
-    from mmacts.ambiguity.register import load_register
-
     reg = load_register()
     status = {e.id: e.status for e in reg.entries}
     decided = []
@@ -130,8 +130,6 @@ def _register() -> tuple[dict[str, str], tuple[tuple[str, re.Pattern[str]], ...]
 @cache
 def _catalog_links() -> dict[str, tuple[str, ...]]:
     """spec ref -> register ids, through the catalog's ``ambiguity:`` links."""
-    from mmacts.spec.catalog import load
-
     amap: dict[str, tuple[str, ...]] = {}
     data = yaml.safe_load(SPEC_AMBIGUITIES.read_text(encoding="utf-8"))
     for a in data.get("ambiguities", []):

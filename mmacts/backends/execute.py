@@ -27,7 +27,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from mmacts.ambiguity.assumes import assumes
 from mmacts.backends import BACKENDS, gpu
+from mmacts.backends import assembler as tc
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
@@ -37,8 +39,6 @@ from mmacts.core.records import empty_record
 
 def assumes_of(case: Case) -> tuple[str, ...]:
     """Open register entries the case's expected value depends on (``mmacts.ambiguity.assumes``)."""
-    from mmacts.ambiguity.assumes import assumes
-
     try:
         return assumes(case)
     except Exception:  # a broken register must not stop a run: the column says so instead
@@ -204,8 +204,6 @@ class Executor:
         return rec
 
     def _compile_only(self, driver: Driver, case: Case) -> dict[str, Any]:
-        from mmacts.backends import assembler as tc
-
         return tc.check_compile_case(case, driver.module_ptx(case))
 
     def _compile(self, driver: Driver, case: Case) -> dict[str, Any]:

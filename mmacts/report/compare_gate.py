@@ -42,6 +42,8 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import BAD, FLAKE, NOT_RUN, transition_kind
+from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report.html import _CSS
 from mmacts.report.run_dir import ReportInputError, read_run
 
 CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -280,8 +282,6 @@ def _html_table(diff: pd.DataFrame, limit: int = 2000) -> str:
 
 def page(result: dict[str, Any]) -> str:
     """compare.html: metadata, warnings, counts (regressions first), then every changed case."""
-    from mmacts.report.html import _CSS
-
     diff = result["diff"]
     warn = "".join(f"<p class='banner'>warning: {html.escape(w)}</p>" for w in result["warnings"])
     regs = result["regressions"]
@@ -301,8 +301,6 @@ def page(result: dict[str, Any]) -> str:
 
 
 def write(result: dict[str, Any], out: Path) -> list[Path]:
-    from mmacts.report.atomic import write_atomic, write_text_atomic
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_p, html_p, json_p = out / "compare.csv", out / "compare.html", out / "compare.json"

@@ -7,8 +7,11 @@ import sys
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.compare.mismatch_map import render
 from mmacts.core.driver import Driver, as_driver
 from mmacts.core.suites import load_driver, suite_names
+from mmacts.ptxvm.trace import Tracer
+from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
 
 def find_case(case_id: str) -> tuple[Driver, Case] | None:
@@ -109,7 +112,6 @@ def _run_record(run_dir: str, case_id: str) -> dict | str:
     """The last record of ``case_id`` in a finished run, or a one-line reason."""
     from pathlib import Path
 
-    from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
     try:
         read_meta(Path(run_dir))
@@ -122,8 +124,6 @@ def _run_record(run_dir: str, case_id: str) -> dict | str:
 
 
 def _got_vs_want(driver: object, case: Case, rec: dict, exp: object) -> str:
-    from mmacts.compare.mismatch_map import render
-
     head = [f"{k}: {rec.get(k)}" for k in ("status", "backend", "device", "mismatches", "max_abs_err",
                                             "max_ulp_err", "first_mismatch", "message") if rec.get(k) is not None]
     mm = rec.get("mismatch_map")
@@ -159,7 +159,6 @@ def parse_threads(spec: str) -> tuple[tuple[int, int], ...]:
 
 def _trace(driver: object, case: Case, threads: str, max_lines: int) -> int:
     from mmacts.backends.execute import Executor, vm_reason
-    from mmacts.ptxvm.trace import Tracer
 
     why = vm_reason(driver, case)  # type: ignore[arg-type]
     if why is not None:

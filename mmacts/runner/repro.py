@@ -17,7 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import assembler
+from mmacts.backends.cuda_runtime import RecordingModule
+from mmacts.backends.execute import vm_profile
+from mmacts.compare.compare import compare
 from mmacts.core.driver import as_driver
+from mmacts.runner.explain import _run_record, find_case
 
 OUT_FILL = 0xFF
 """Output buffers start as 0xFF bytes, as the cuda runtime and the PTX VM fill them."""
@@ -47,9 +52,6 @@ def _refusal(driver: Any, case: Any) -> str | None:
 
 def capture(driver: Any, case: Any) -> dict[str, Any]:
     """The one launch ``launch`` makes for ``case`` alone, its inputs and the expected output buffers."""
-    from mmacts.backends.cuda_runtime import RecordingModule
-    from mmacts.backends.execute import vm_profile
-    from mmacts.compare.compare import compare
     from mmacts.ptxvm import load_module
 
     inputs = driver.make_inputs(case)
@@ -163,8 +165,6 @@ Both print got vs want in hex for the first differing 32-bit words and exit 1 on
 
 
 def make(case_id: str, out: str, run_dir: str | None = None) -> Path:
-    from mmacts.runner.explain import _run_record, find_case
-
     found = find_case(case_id)
     if found is None:
         raise ReproError(f"no case with id {case_id!r} (try `mmacts list --level full`)")
@@ -177,7 +177,6 @@ def make(case_id: str, out: str, run_dir: str | None = None) -> Path:
         run_rec = _run_record(run_dir, case_id)
         if isinstance(run_rec, str):
             raise ReproError(run_rec)
-    from mmacts.backends import assembler
 
     ptx = driver.module_ptx(case)
     res = assembler.assemble(ptx, case.arch)

@@ -24,6 +24,7 @@ from mmacts.cases.model import Case
 from mmacts.core.driver import Driver, Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
+from suites.probes.hardware import evaluate_on_gpu, module_ptx_for
 from suites.probes.models import PATH_MODELS, reference_evaluator
 from suites.probes.recover import Recovery, marginal_answer, recover, to_bits
 from suites.probes.vectors import Vector, stack
@@ -99,8 +100,6 @@ class ProbesDriver(Driver):
         return [c for c in out if c.in_level(level)]
 
     def module_ptx(self, case: Case) -> str:
-        from suites.probes.hardware import module_ptx_for
-
         if BS.is_blockscale(case):
             return BS.module_ptx(case)
 
@@ -156,8 +155,6 @@ class ProbesDriver(Driver):
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
-        from suites.probes.hardware import evaluate_on_gpu
-
         if BS.is_blockscale(cases[0]):
             return BS.launch(cases, inputs, module)
         path = cases[0].form["path"]
