@@ -36,6 +36,7 @@ from mmacts.cases.model import Case
 from mmacts.core import recipe as recipes
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
+from reference.tcgen05 import idesc
 
 TC = "tcgen05_blockscale"
 MS = "mma_sync_blockscale"
@@ -196,8 +197,6 @@ def _idesc_pick(table: str, key: str) -> Callable[[Case], bool]:
 
 
 def _host_fields(kind: str):
-    from reference.tcgen05 import idesc
-
     return {f.name: f for f in idesc.FIELDS[kind]}
 
 
@@ -548,6 +547,18 @@ def _base32b_rows_mutants() -> list[Mutant]:
 SF_ROWS = ("S9.7.16.10.7",)
 SFID_ROWS = ("S9.7.16.10.7.2", "S9.7.16.10.7.3")
 TI = "reference.tcgen05.tmem_image"
+
+
+def _sfa_groups_8_apart(sf_group_columns: Callable[..., int]) -> Callable[..., int]:
+    """``tmem_image.sf_group_columns`` with SFA's 4-SF groups 8 columns apart on the 4x1 datapath (the spec: 4).
+
+    A mutant against a named seam (issue 25, item 4): the function is replaced by name, so a rewrite of its
+    body that keeps what it answers keeps the mutant valid (a regex over its source would not)."""
+    def mutated(which: str, *, datapath: str = "4x1", n: int | None = None) -> int:
+        if which == "A" and datapath == "4x1":
+            return 8
+        return sf_group_columns(which, datapath=datapath, n=n)
+    return mutated
 VMMMA = "mmacts.ptxvm.tcgen05.mma"
 BUILD = "suites.tcgen05_blockscale.build"
 
@@ -610,7 +621,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host SFA 4-SF groups 8 columns apart (4x1)",
             SF_ROWS,
-            edit_source(TI, r"return 4 if datapath == \"4x1\" else 2", 'return 8 if datapath == "4x1" else 2'),
+            wrap(TI, "sf_group_columns", _sfa_groups_8_apart),
             TC,
             # only a K = 96 MMA reads SFs of two groups (SF ID 2-3 + 3 or 6 scales); elsewhere the host's
             # per-MMA address already steps over whole groups with the same stride
@@ -933,6 +944,17 @@ def _packed_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ mma.sync
 SCALES = "reference.mma_sync.scales"
+
+
+def _sfa_lane_tida(rows: np.ndarray, tida: int) -> np.ndarray:
+    """``scales.sfa_lane`` taking thread-id-a once where the spec's rule takes it twice (``2 * tida``)."""
+    rows = np.asarray(rows)
+    return 4 * (rows % 8) + tida + rows // 8
+
+
+def _sfb_lane_no_tidb(cols: np.ndarray, tidb: int) -> np.ndarray:
+    """``scales.sfb_lane`` that ignores thread-id-b."""
+    return 4 * np.asarray(cols)
 MS_SEL = ("S9.7.14.3", "T37.1", "T37.2", "T37.3")
 
 
@@ -990,7 +1012,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_A lane rule uses tida instead of 2*tida",
             MS_SEL,
-            edit_source(SCALES, r"2 \* tida \+ rows // 8", "tida + rows // 8"),
+            wrap(SCALES, "sfa_lane", lambda _lane: _sfa_lane_tida),
             MS,
             tida,
             limit=6,
@@ -1001,7 +1023,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_B ignores thread-id-b",
             MS_SEL,
-            edit_source(SCALES, r"4 \* np\.asarray\(cols\) \+ tidb", "4 * np.asarray(cols)"),
+            wrap(SCALES, "sfb_lane", lambda _lane: _sfb_lane_no_tidb),
             MS,
             tidb,
             limit=6,
@@ -1101,8 +1123,6 @@ def _mmasync_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ Tables 42 / 45
 def _t42_mutants() -> list[Mutant]:
-    from reference.tcgen05 import idesc
-
     rows = {
         "sparsity_selector": 1,
         "sparse": 2,
