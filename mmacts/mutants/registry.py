@@ -775,6 +775,22 @@ D_ROWS = ("S9.7.16.10.5",)
 MACHINE = "reference.tcgen05_model.machine"
 
 
+_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""What ``machine.d_placement`` answers: (cta, lane, column) of every D(m, n)."""
+
+
+def _placement_of(layout: str, change: Callable[[np.ndarray, np.ndarray, np.ndarray], _Placement]
+                  ) -> Callable[[Callable[..., _Placement]], Callable[..., _Placement]]:
+    """A wrap factory for ``machine.d_placement``: the (cta, lane, column) arrays of ``layout`` go through
+    ``change``; the other layouts are untouched (a mutant against the named function, not its source text)."""
+    def factory(d_placement: Callable[..., _Placement]) -> Callable[..., _Placement]:
+        def mutated(which: str, m_total: int, n: int) -> _Placement:
+            out = d_placement(which, m_total, n)
+            return change(*out) if which == layout else out
+        return mutated
+    return factory
+
+
 def _dplace_mutants() -> list[Mutant]:
     return [
         Mutant(
@@ -782,7 +798,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout D row m from lane m+1",
             D_ROWS,
-            edit_source(MACHINE, r"return np\.zeros_like\(m\), m, nn", "return np.zeros_like(m), (m + 1) % 128, nn"),
+            wrap(MACHINE, "d_placement", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
             TC,
             tc(cg=1),
             fast=True,
@@ -792,7 +808,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout A rows 0-127 from CTA 1",
             D_ROWS,
-            edit_source(MACHINE, r"return m // 128, m % 128, nn", "return 1 - m // 128, m % 128, nn"),
+            wrap(MACHINE, "d_placement", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
             TC,
             tc(m=256),
         ),
@@ -801,7 +817,9 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout B's second N half from lane 32+m",
             D_ROWS,
-            edit_source(MACHINE, r"m % 64 \+ 64 \* \(nn // half\)", "m % 64 + 32 * (nn // half)"),
+            # lane = m % 64 + 64 * (N half): the second half read 32 lanes up instead of 64
+            wrap(MACHINE, "d_placement",
+                 _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64), col))),
             TC,
             tc(cg=2, m=128),
         ),
