@@ -39,6 +39,7 @@ from typing import Any
 from mmacts.backends import gpu
 from mmacts.cases.status import BAD, FLAKE, PASSING, SKIP
 from mmacts.core.records import append_jsonl, latest_by_case, read_jsonl
+from mmacts.report import runinfo  # module attribute: tests patch runinfo._toolchain
 from mmacts.report.atomic import write_text_atomic
 from mmacts.runner.select import Selection, _usage, cases, check_exact_names, substring_hints, suite_cases
 
@@ -97,7 +98,6 @@ class Baseline:
     path: str = ""
     stale: list[Entry] = field(default_factory=list)
     """Entries that match no case of this checkout's suites at any level (set by :func:`prepare_run`)."""
-
     def lookup(self, case_id: str) -> Entry | None:
         e = self.entries.get(case_id)
         if e is not None:
@@ -225,12 +225,10 @@ def env_of(meta: dict[str, Any]) -> dict[str, str]:
 def local_env() -> dict[str, str]:
     """:func:`env_of` for this machine, asked directly (the test process applies scoped skips before the
     CLI has written run.json)."""
-    from mmacts.report.runinfo import _toolchain
-
     g = gpu.probe()
     return env_of({"gpu": {"usable": g.usable, "name": g.name, "compute_capability": g.sm,
                            "kernel_driver": g.kernel_driver, "driver": g.driver_version},
-                   "toolchain": _toolchain()})
+                   "toolchain": runinfo._toolchain()})
 
 
 # ------------------------------------------------------------------------------------- judging

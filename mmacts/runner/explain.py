@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 
+from mmacts.backends import execute  # module attributes: tests patch execute.vm_reason
 from mmacts.cases.model import Case
 from mmacts.compare.mismatch_map import render
 from mmacts.core.driver import Driver, as_driver
@@ -132,11 +133,9 @@ def _got_vs_want(driver: object, case: Case, rec: dict, exp: object) -> str:
     if rec.get("status") not in ("fail", "observed", "xfail") or not rec.get("mismatches"):
         return "\n".join([*head, "", "no mismatching elements recorded"])
     # an older run kept no map: re-run the case on the PTX VM and say that this is the model's answer
-    from mmacts.backends.execute import Executor, vm_reason
-
-    if vm_reason(driver, case) is not None:  # type: ignore[arg-type]
+    if execute.vm_reason(driver, case) is not None:  # type: ignore[arg-type]
         return "\n".join([*head, "", "the run stored no mismatch map and this case does not run on the PTX VM"])
-    again = Executor("model").execute(driver, case)  # type: ignore[arg-type]
+    again = execute.Executor("model").execute(driver, case)  # type: ignore[arg-type]
     mm = again.get("mismatch_map")
     note = ("the run stored no mismatch map; the PTX VM re-ran the case "
             f"(status {again.get('status')}): this map is the MODEL's, not the run's {rec.get('backend')} answer")
@@ -158,9 +157,7 @@ def parse_threads(spec: str) -> tuple[tuple[int, int], ...]:
 
 
 def _trace(driver: object, case: Case, threads: str, max_lines: int) -> int:
-    from mmacts.backends.execute import Executor, vm_reason
-
-    why = vm_reason(driver, case)  # type: ignore[arg-type]
+    why = execute.vm_reason(driver, case)  # type: ignore[arg-type]
     if why is not None:
         print(f"mmacts: error: {case.case_id} does not run on the PTX VM: {why}", file=sys.stderr)
         return 2
@@ -171,7 +168,7 @@ def _trace(driver: object, case: Case, threads: str, max_lines: int) -> int:
         return 2
     print(f"===== PTX VM trace (CTA:thread {', '.join(f'{c}:{t}' for c, t in chosen)})")
     tracer = Tracer(chosen, max_lines)
-    rec = Executor("model", vm_trace=tracer).execute(driver, case)  # type: ignore[arg-type]
+    rec = execute.Executor("model", vm_trace=tracer).execute(driver, case)  # type: ignore[arg-type]
     print()
     _show("result on the PTX VM", f"status: {rec['status']}\nmessage: {rec['message']}")
     return 0

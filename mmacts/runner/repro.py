@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.backends import assembler
+from mmacts import ptxvm  # module attributes: tests patch ptxvm.load_module, execute.vm_reason
+from mmacts.backends import assembler, execute
 from mmacts.backends.cuda_runtime import RecordingModule
 from mmacts.backends.execute import vm_profile
 from mmacts.compare.compare import compare
@@ -36,14 +37,12 @@ class ReproError(Exception):
 
 
 def _refusal(driver: Any, case: Any) -> str | None:
-    from mmacts.backends.execute import vm_reason
-
     driver = as_driver(driver)
     if driver.compile_only:
         return f"{case.case_id}: suite {case.suite} is compile-only (no kernel is launched)"
     if driver.judges_own_cases:
         return f"{case.case_id}: suite {case.suite} has no kernel launch to reproduce (it judges its cases itself)"
-    why = vm_reason(driver, case)
+    why = execute.vm_reason(driver, case)
     if why is not None:
         return (f"{case.case_id}: the case runs on a record-level model, not a kernel on the PTX VM ({why}); "
                 "no expected output buffer can be made")
@@ -52,10 +51,8 @@ def _refusal(driver: Any, case: Any) -> str | None:
 
 def capture(driver: Any, case: Any) -> dict[str, Any]:
     """The one launch ``launch`` makes for ``case`` alone, its inputs and the expected output buffers."""
-    from mmacts.ptxvm import load_module
-
     inputs = driver.make_inputs(case)
-    vm = load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
+    vm = ptxvm.load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
     rec = RecordingModule(b"")
     rec.rt.info = vm.rt.info  # type: ignore[attr-defined]  # a driver that asks the device's compute capability
     driver.launch([case], [inputs], rec)
