@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # only annotations: the case model sits on this floor (it imports core.recipe); numpy stays
+    # out of the CLI's start (the console names the driver contract)
+    import numpy as np
 
-if TYPE_CHECKING:  # only annotations: the case model sits on this floor (it imports core.recipe)
     from mmacts.cases.model import Case
 
 

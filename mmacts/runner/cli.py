@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mmacts.backends import BACKENDS, assembler
+from mmacts.backends import BACKENDS
 from mmacts.cases.model import LEVELS
 from mmacts.cases.status import BAD, CRASH
 from mmacts.core.records import RecordsError, append_jsonl, empty_record, read_jsonl, read_records, repair_tail
 from mmacts.core.suites import REPO_ROOT, suite_names
 from mmacts.report import mutant_features
 from mmacts.report.atomic import write_text_atomic
-from mmacts.report.runinfo import SCHEMA, collect, now
 from mmacts.runner import console, runlock, select, timing
 from mmacts.runner import expectations as gating
 from mmacts.runner.errors import UsageError  # one class, also under python -m mmacts.runner.cli
@@ -69,6 +68,8 @@ def _check_out(out: Path) -> None:
 
 
 def _check_toolchain() -> None:
+    from mmacts.backends import assembler  # the run's own (the toolchain): not on every CLI start
+
     try:
         assembler.ptxas_version()
     except Exception as exc:
@@ -444,6 +445,8 @@ def _start_and_describe(args: argparse.Namespace, plan: _RunPlan, pyargs: list[s
     # The test process starts first; this process describes the run (GPU probe, toolchain
     # versions: CuPy's import and a CUDA call, ~1 s on a GPU host) and imports the report writer
     # while pytest imports and collects, instead of before it.
+    from mmacts.report.runinfo import collect, now  # the run's own (the toolchain): not on every CLI start
+
     timing.mark("cli_ready", "cli")
     first = [*resume_arg, *(["--mmacts-rerun-crashed"] if getattr(args, "rerun_crashed", False) else [])]
     first = first if args.resume else []
@@ -554,6 +557,8 @@ def _run(args: argparse.Namespace) -> int:
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     if "lock" not in _HELD:
         _lock(plan.run_dir, ["mmacts", *sys.argv[1:]])
+    from mmacts.report.runinfo import SCHEMA, now  # the run's own (the toolchain): not on every CLI start
+
     command = ["mmacts", *sys.argv[1:]]
     options = _run_options(args, plan, sel)
     if not plan.old:  # a run directory is resumable from the start, before its full description exists
