@@ -781,8 +781,9 @@ _Placement = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _placement_of(layout: str, change: Callable[[np.ndarray, np.ndarray, np.ndarray], _Placement]
                   ) -> Callable[[Callable[..., _Placement]], Callable[..., _Placement]]:
-    """A wrap factory for ``machine.d_placement``: the (cta, lane, column) arrays of ``layout`` go through
-    ``change``; the other layouts are untouched (a mutant against the named function, not its source text)."""
+    """A wrap factory for a D placement function -- the host's ``machine.d_placement``, the VM's
+    ``tcgen05.mma.d_cells``, both ``(layout, M, N) -> (cta, lane, column)`` -- whose arrays for ``layout`` go
+    through ``change``; the other layouts are untouched (a mutant against the named function, not its source)."""
     def factory(d_placement: Callable[..., _Placement]) -> Callable[..., _Placement]:
         def mutated(which: str, m_total: int, n: int) -> _Placement:
             out = d_placement(which, m_total, n)
@@ -828,7 +829,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout D row m to lane m+1",
             D_ROWS,
-            edit_source(VMMMA, r"return np\.zeros_like\(mm\), mm, nn", "return np.zeros_like(mm), (mm + 1) % 128, nn"),
+            wrap(VMMMA, "d_cells", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
             TC,
             tc(cg=1),
         ),
@@ -837,7 +838,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout A rows 0-127 to CTA 1",
             D_ROWS,
-            edit_source(VMMMA, r"return mm // 128, mm % 128, nn", "return 1 - mm // 128, mm % 128, nn"),
+            wrap(VMMMA, "d_cells", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
             TC,
             tc(m=256),
         ),
@@ -846,7 +847,8 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout B's second N half to lane 32+m",
             D_ROWS,
-            edit_source(VMMMA, r"mm % 64 \+ 64 \* h", "mm % 64 + 32 * h"),
+            wrap(VMMMA, "d_cells", _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64),
+                                                                         col))),
             TC,
             tc(cg=2, m=128),
         ),
