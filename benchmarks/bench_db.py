@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mmacts.db import ingest, pages, queries  # noqa: E402
+from mmacts.db.connect import open_store  # noqa: E402
 from mmacts.db.simulate import Fleet, real_cases, tiny_cases  # noqa: E402
-from mmacts.db.store import open_store  # noqa: E402
 
 _FLEET: Fleet | None = None
 

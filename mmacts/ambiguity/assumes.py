@@ -26,7 +26,10 @@ from typing import Any
 
 import yaml
 
+from mmacts.ambiguity.register import load_register
 from mmacts.cases.model import Case
+from mmacts.core.recipe import CONTROL, EXACT, PROBE, RANDOM
+from mmacts.spec.catalog import load
 
 SPEC_AMBIGUITIES = Path(__file__).resolve().parents[1] / "spec" / "data" / "ambiguities.yaml"
 
@@ -40,7 +43,7 @@ def _tc(c: Case) -> bool:
 
 
 def _exactish(c: Case) -> bool:
-    return c.recipe in ("exact",) or c.recipe.startswith("control:")
+    return c.parsed_recipe.is_kind(EXACT, CONTROL)
 
 
 def _layout_b(c: Case) -> bool:
@@ -115,8 +118,6 @@ NOT_FOR: dict[str, Callable[[Case], bool]] = {
 @cache
 def _register() -> tuple[dict[str, str], tuple[tuple[str, re.Pattern[str]], ...]]:
     """(status per id, one compiled matcher per entry's ``decided_by``: the ``observe.pattern_matches`` rule)."""
-    from mmacts.ambiguity.register import load_register
-
     reg = load_register()
     status = {e.id: e.status for e in reg.entries}
     decided = []
@@ -131,8 +132,6 @@ def _register() -> tuple[dict[str, str], tuple[tuple[str, re.Pattern[str]], ...]
 @cache
 def _catalog_links() -> dict[str, tuple[str, ...]]:
     """spec ref -> register ids, through the catalog's ``ambiguity:`` links."""
-    from mmacts.spec.catalog import load
-
     amap: dict[str, tuple[str, ...]] = {}
     data = yaml.safe_load(SPEC_AMBIGUITIES.read_text(encoding="utf-8"))
     for a in data.get("ambiguities", []):
@@ -164,10 +163,10 @@ def assumes(case: Case) -> tuple[str, ...]:
     for amb, _why, applies in FORM_RULES:
         if applies(case):
             ids.add(amb)
-    kind, _, name = case.recipe.partition(":")
-    if kind == "probe":
-        ids.update(PROBE_RULES.get(name, ()))
-    elif kind == "random":
+    recipe = case.parsed_recipe
+    if recipe.kind == PROBE:
+        ids.update(PROBE_RULES.get(recipe.name, ()))
+    elif recipe.kind == RANDOM:
         ids.update(RANDOM_RULE)
     if case.xfail:
         ids.add(case.xfail)

@@ -22,7 +22,15 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.ambiguity.register import Entry, Observation, Register, RegisterError
+from mmacts.ambiguity.register import (
+    REGISTER_PATH,
+    Entry,
+    Observation,
+    Register,
+    RegisterError,
+    load_register,
+    save_register,
+)
 from mmacts.cases.status import NOT_RUN
 
 REQUIRED_COLUMNS = ("case_id", "suite", "status", "device", "message")
@@ -185,8 +193,6 @@ def read_results(path: str | Path) -> pd.DataFrame:
 def record_run(results: str | Path, register_path: str | Path | None = None,
                run_meta: Mapping[str, Any] | None = None, *, include_model: bool = False) -> Register:
     """Record one run's answers into the register file (atomically) and return the new register."""
-    from mmacts.ambiguity.register import REGISTER_PATH, load_register, save_register
-
     target = Path(register_path) if register_path is not None else REGISTER_PATH
     reg = record_observations(compact(load_register(target)), read_results(results), run_meta,
                               include_model=include_model)

@@ -11,6 +11,7 @@ from typing import Any
 from mmacts.cases.model import Case
 from mmacts.toolchain.assemble import CompileResult
 from mmacts.toolchain.assemble import assemble as _assemble
+from mmacts.toolchain.conformance import check_compile_case as _check
 from mmacts.toolchain.locate import nvdisasm_version as _nvdisasm_version
 from mmacts.toolchain.locate import ptxas_version as _ptxas_version
 from mmacts.toolchain.sass import sass as _sass
@@ -38,6 +39,4 @@ def nvdisasm_version() -> str:
 
 def check_compile_case(case: Case, ptx: str) -> dict[str, Any]:
     """Toolchain-conformance verdict of a compile case (accept/reject vs what ptxas did)."""
-    from mmacts.toolchain.conformance import check_compile_case as _check
-
     return _check(case, ptx)

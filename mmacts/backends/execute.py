@@ -27,18 +27,18 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from mmacts.ambiguity.assumes import assumes
 from mmacts.backends import BACKENDS, gpu
+from mmacts.backends import assembler as tc
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
-from mmacts.core.driver import Driver, LaunchResult
+from mmacts.core.driver import Driver, LaunchResult, as_driver
 from mmacts.core.records import empty_record
 
 
 def assumes_of(case: Case) -> tuple[str, ...]:
     """Open register entries the case's expected value depends on (``mmacts.ambiguity.assumes``)."""
-    from mmacts.ambiguity.assumes import assumes
-
     try:
         return assumes(case)
     except Exception:  # a broken register must not stop a run: the column says so instead
@@ -51,16 +51,12 @@ VM_BATCH = 16
 
 def vm_reason(driver: Driver, case: Case) -> str | None:
     """Why the model backend cannot execute ``case``'s kernel on the PTX VM (None: it can)."""
-    fn = getattr(driver, "vm_reason", None)
-    if fn is None:
-        return "the suite has no VM launch path"
-    return fn(case)
+    return as_driver(driver).vm_reason(case)
 
 
 def vm_profile(driver: Driver, case: Case) -> dict[str, Any]:
     """The VM's device profile for ``case`` (e.g. the tensor-core arithmetic hypothesis)."""
-    fn = getattr(driver, "vm_profile", None)
-    return dict(fn(case)) if fn is not None else {}
+    return dict(as_driver(driver).vm_profile(case))
 
 
 class CaseSkipped(Exception):
@@ -143,15 +139,13 @@ class Executor:
         A suite whose cases target different architectures (the probes: sm_90a paths and
         Blackwell paths) answers per case through the optional ``case_supported`` hook.
         """
+        driver = as_driver(driver)
         reason = driver.device_supported(cc)
-        if reason is None:
-            per_case = getattr(driver, "case_supported", None)
-            reason = per_case(case, cc) if per_case is not None else None
-        return reason
+        return driver.case_supported(case, cc) if reason is None else reason
 
     def choose(self, driver: Driver, case: Case) -> tuple[str, str | None]:
         """The backend that will run ``case``, and a skip reason if none can."""
-        if getattr(driver, "compile_only", False):
+        if as_driver(driver).compile_only:
             return "compile", None
         if self.backend in ("compile", "model"):
             return self.backend, None
@@ -167,6 +161,7 @@ class Executor:
     # ------------------------------------------------------------------ execute
     def execute(self, driver: Driver, case: Case) -> dict[str, Any]:
         """Run ``case`` and return its report record (never raises for case failures)."""
+        driver = as_driver(driver)
         backend, skip = self.choose(driver, case)
         rec = empty_record(
             case_id=case.case_id, suite=case.suite, instruction=case.instruction,
@@ -178,9 +173,9 @@ class Executor:
         try:
             if skip:
                 raise CaseSkipped(skip)
-            if getattr(driver, "compile_only", False):
+            if driver.compile_only:
                 rec.update(self._compile_only(driver, case))
-            elif hasattr(driver, "run_case"):  # a suite that judges its cases itself (peers)
+            elif driver.judges_own_cases:  # a suite that judges its cases itself (peers)
                 rec.update(driver.run_case(case, backend))
                 if rec.get("compare_mode") == "assemble" and not rec.get("ptxas_version"):
                     from mmacts.backends import assembler  # it assembled: say with which ptxas, as every row does
@@ -209,8 +204,6 @@ class Executor:
         return rec
 
     def _compile_only(self, driver: Driver, case: Case) -> dict[str, Any]:
-        from mmacts.backends import assembler as tc
-
         return tc.check_compile_case(case, driver.module_ptx(case))
 
     def _compile(self, driver: Driver, case: Case) -> dict[str, Any]:
@@ -280,8 +273,7 @@ class Executor:
                      else f"{cmp.mismatches} elements differ from the hypothesis, first {cmp.first_mismatch}")
             msg = "; ".join(x for x in (msg, agree) if x)
         if cmp.status == "fail":
-            diag = getattr(driver, "diagnose", None)
-            hint = diag(case, result.got, exp.want, cmp.mask) if diag else ""
+            hint = driver.diagnose(case, result.got, exp.want, cmp.mask)
             msg = "; ".join(x for x in (f"{cmp.mismatches} mismatches, first {cmp.first_mismatch}", hint) if x)
         out["message"] = msg
         return out

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends.cuda_runtime import runtime
+
 HEADER = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 BOUNDED_WAIT = HEADER + """
@@ -106,8 +108,6 @@ def _after(rt: Any) -> dict[str, Any]:
 
 def scenario(name: str) -> dict[str, Any]:
     """Run one scenario and describe what the runtime did."""
-    from mmacts.backends.cuda_runtime import runtime
-
     rt = runtime()
     t0 = time.monotonic()
     if name == "bounded_wait":

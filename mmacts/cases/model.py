@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mmacts.cases.status import ORDER
+from mmacts.core.recipe import Recipe
 
 LEVELS: tuple[str, ...] = ("smoke", "standard", "full")
 """Run levels, smallest first. A case belongs to its level and every larger one."""
@@ -69,7 +71,8 @@ class Case:
     runtime: Mapping[str, Any] = field(default_factory=dict)
     """Run-time fields (selectors, descriptors, SF IDs); free to vary inside one module."""
     recipe: str = "exact"
-    """Data recipe: ``exact`` (exact by construction), ``random``, ``special:<name>``, ..."""
+    """Data recipe, serialised: ``exact`` (exact by construction), ``random[:<model>]``, ``probe:<name>``,
+    ``control:<name>``, ... (:mod:`mmacts.core.recipe`); read it as a value from :attr:`parsed_recipe`."""
     seed: int = 0
     expect: str = "accept"
     """For compile cases: ``accept`` or ``reject``."""
@@ -82,6 +85,15 @@ class Case:
             check_spec_ref(ref)
         if self.expect not in ("accept", "reject"):
             raise ValueError(f"{self.case_id}: expect must be accept or reject, not {self.expect!r}")
+        try:
+            _ = self.parsed_recipe  # parsed once, here: a malformed recipe fails where the case is made
+        except ValueError as exc:
+            raise ValueError(f"{self.case_id}: {exc}") from exc
+
+    @cached_property
+    def parsed_recipe(self) -> Recipe:
+        """:attr:`recipe` as a :class:`~mmacts.core.recipe.Recipe` (kind and name), parsed once."""
+        return Recipe.parse(self.recipe)
 
     @property
     def form_key(self) -> tuple:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation
+from mmacts.core.driver import Expectation, as_driver
 
 FORMAT = 3
 """Bump when the file layout or the key's recipe changes (3: SHA-256 instead of BLAKE2b)."""
@@ -180,8 +180,7 @@ class AnswerCache:
         answers cost less than hashing their inputs (a published file's bits, a probe's observation,
         whose inputs took up to 50 ms to hash on a 2-core machine), so a driver without the hook is never
         cached."""
-        worth = getattr(driver, "worth_caching", None)
-        if worth is None or not worth(case):
+        if not as_driver(driver).worth_caching(case):
             return driver.expected(case, inputs)
         key = self.key(case, inputs)
         if key is not None:

@@ -21,7 +21,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmacts.db.store import StoreError, default_url, describe, open_store
+from mmacts.db import pages, queries, schema
+from mmacts.db.connect import open_store
+from mmacts.db.ingest import IngestError, ingest_runs
+from mmacts.db.store import StoreError, default_url, describe
+from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report.run_dir import ReportInputError, read_meta
 
 
 def _label(store_url: str) -> str:
@@ -33,7 +38,6 @@ def _write(out: Path | None, name: str, text: str) -> str:
     (these commands used to drop files into the current directory): say how to get the page."""
     if out is None:
         return f"(no page written: add --out DIR for {name} and its CSV)"
-    from mmacts.report.atomic import write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / name, text)
@@ -43,21 +47,16 @@ def _write(out: Path | None, name: str, text: str) -> str:
 def _csv(out: Path | None, name: str, df: pd.DataFrame) -> None:
     if out is None:
         return
-    from mmacts.report.atomic import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / name, lambda f: df.to_csv(f, index=False))
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from mmacts.db.ingest import IngestError, ingest_runs
-
     # What is plainly not ingestible (not a run directory, a run that did not complete) is refused
     # before the store is opened: ingesting nothing must not leave an empty store file behind (a
     # later ``history`` would read an empty store). A store is never removed afterwards: another
     # host may be ingesting into it.
-    from mmacts.report.cli import ReportInputError, read_meta
-
     runs = []
     bad = 0
     for d in args.runs:
@@ -84,8 +83,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from mmacts.db import pages, queries
-
     with open_store(args.db, read_only=True) as store:
         h = queries.history(store, queries.parse_date(args.since), queries.parse_date(args.until), args.bucket,
                             args.device)
@@ -103,8 +100,6 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
-    from mmacts.db import pages, queries
-
     since = queries.parse_date(args.since)
     with open_store(args.db, read_only=True) as store:
         df = queries.flaky(store, since, args.min_changes, args.device)
@@ -118,8 +113,6 @@ def cmd_flaky(args: argparse.Namespace) -> int:
 
 
 def cmd_regressions(args: argparse.Namespace) -> int:
-    from mmacts.db import pages, queries
-
     since = queries.parse_date(args.since)
     with open_store(args.db, read_only=True) as store:
         df = queries.regressions(store, since, args.device)
@@ -134,8 +127,6 @@ def cmd_regressions(args: argparse.Namespace) -> int:
 
 
 def cmd_transitions(args: argparse.Namespace) -> int:
-    from mmacts.db import pages, queries
-
     with open_store(args.db, read_only=True) as store:
         df = queries.transitions(store, queries.parse_date(args.since), queries.parse_date(args.until), args.device)
     print(f"{len(df)} kinds of status transition between consecutive runs of a case on a device")
@@ -148,8 +139,6 @@ def cmd_transitions(args: argparse.Namespace) -> int:
 
 
 def cmd_device(args: argparse.Namespace) -> int:
-    from mmacts.db import pages, queries
-
     with open_store(args.db, read_only=True) as store:
         d = queries.device(store, args.device)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", d["label"]).strip("_")
@@ -163,8 +152,6 @@ def cmd_device(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from mmacts.db import queries
-
     with open_store(args.db, read_only=True) as store:
         for k, v in queries.summary(store).items():
             print(f"{k}: {v}")
@@ -172,8 +159,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from mmacts.db import schema
-
     with open_store(args.db, migrate=False) as store:
         applied = schema.migrate(store)
         print(f"schema version {schema.version(store)}" + (f" (applied {applied})" if applied else " (up to date)"))

@@ -27,9 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mmacts.ambiguity.observe import _answer
 from mmacts.cases.status import NOT_RUN
 from mmacts.db.schema import BAD_CODES, JUDGED_CODES, ROLLUP_STATUSES, STATUS_CODE, rollup_column
 from mmacts.db.store import Store
+from mmacts.report.frame import to_frame
+from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
 CASE_COLUMNS = ("suite", "instruction", "spec_rows", "arch", "level", "expect", "compare_mode")
 RESULT_COLUMNS = ("backend", "executor", "mismatches", "max_abs_err", "max_ulp_err", "first_mismatch",
@@ -189,8 +192,6 @@ def case_list(df: pd.DataFrame) -> CaseList:
 def observation_rows(df: pd.DataFrame, cl: CaseList, device_keys: np.ndarray) -> pd.DataFrame:
     """The register answers in a run, as ``python -m mmacts.ambiguity.observe`` records them:
     model-backend and skipped rows are left out; one row per entry, device and answer."""
-    from mmacts.ambiguity.observe import _answer
-
     cols = ["entry_id", "device_key", "case_id", "backend", "answer", "reading", "n_cases"]
     if not len(cl.obs_rows):
         return pd.DataFrame(columns=cols)
@@ -389,9 +390,6 @@ def _retryable(store: Store, exc: Exception) -> bool:
 def read_run_dir(run_dir: Path, allow_incomplete: bool = False) -> tuple[dict[str, Any], pd.DataFrame]:
     """run.json and the results table: results.parquet of a complete run (what write_reports made
     from the jsonl, last record per case), else the jsonl."""
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
-    from mmacts.report.frame import to_frame
-
     try:
         meta = read_meta(run_dir)
         if meta.get("complete") is not True and not allow_incomplete:

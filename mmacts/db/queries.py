@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from mmacts.db.schema import BAD_CODES, BAD_SUM, JUDGED_CODES, JUDGED_SUM, STATUS_NAME
+from mmacts.cases.status import transition_kind
+from mmacts.db.schema import BAD_CODES, BAD_SUM, JUDGED_CODES, JUDGED_SUM, STATUS_NAME, version
 from mmacts.db.store import Store, StoreError
 
 _BAD = "(" + ", ".join(map(str, BAD_CODES)) + ")"
@@ -58,8 +59,6 @@ def _device_filter(device: str | None) -> tuple[str, list]:
 
 
 def summary(store: Store) -> dict[str, Any]:
-    from mmacts.db.schema import version
-
     n = store.execute("SELECT COUNT(*), MIN(started_at), MAX(started_at) FROM runs")[0]
     return {"store": store.url if store.dialect == "duckdb" else "postgresql", "schema_version": version(store),
             "runs": int(n[0]), "first_run": n[1], "last_run": n[2],
@@ -184,8 +183,6 @@ def transitions(store: Store, since: _dt.datetime | None = None, until: _dt.date
     ``from -> to`` pair (``times``: changes, ``cases``: distinct cases), with what the pair means
     (:func:`mmacts.cases.status.transition_kind`: fail -> pass an improvement, pass -> timeout a
     regression, ...): the store's view of what ``report compare`` says of two runs."""
-    from mmacts.cases.status import transition_kind
-
     where, params = _window(since, until)
     dev, dev_params = _device_filter(device)
     params = [*params, *dev_params]

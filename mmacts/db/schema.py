@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from mmacts.cases.status import BY_NAME
 from mmacts.db.store import Store, StoreError
+from mmacts.report.runinfo import now
 
 _V1_STATUSES = (("pass", 0, True, False), ("fail", 1, True, True), ("error", 2, True, True),
                 ("timeout", 3, True, True), ("skip", 4, False, False), ("xfail", 5, False, False),
@@ -183,8 +184,6 @@ def check_version(store: Store) -> int:
 
 def migrate(store: Store, target: int | None = None) -> list[int]:
     """Apply the migrations the store lacks (up to ``target``); the versions applied."""
-    from mmacts.report.runinfo import now
-
     target = LATEST if target is None else target
     if check_version(store) >= target:
         return []

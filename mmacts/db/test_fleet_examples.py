@@ -65,7 +65,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _store_runs(db: str):
-    from mmacts.db.store import open_store
+    from mmacts.db.connect import open_store
 
     with open_store(db, read_only=True) as s:
         runs = s.frame("SELECT run_key, shard, batch, scheduler FROM runs ORDER BY shard")

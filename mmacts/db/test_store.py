@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 from mmacts.db import ingest, queries, schema
+from mmacts.db.connect import open_store
 from mmacts.db.simulate import Events, Fleet, tiny_cases
-from mmacts.db.store import StoreError, open_store
+from mmacts.db.store import StoreError
 
 EVENTS = Events(driver_break=8, driver_fix=18, ptxas_break=24, flaky_gpu=2, flaky_p=0.35)
 DAYS, GPUS = 30, 3
@@ -279,7 +280,7 @@ def test_a_new_duckdb_store_appears_whole_and_never_replaces_one_that_exists(tmp
     ingesters) and the second creator keeps the first one's store, data included."""
     import duckdb
 
-    from mmacts.db.store import _create_duckdb_file
+    from mmacts.db.connect import _create_duckdb_file
 
     p = tmp_path / "store.duckdb"
     _create_duckdb_file(duckdb, p)

@@ -33,8 +33,10 @@ from dataclasses import replace
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.core import recipe as recipes
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
+from reference.tcgen05 import idesc
 
 TC = "tcgen05_blockscale"
 MS = "mma_sync_blockscale"
@@ -195,8 +197,6 @@ def _idesc_pick(table: str, key: str) -> Callable[[Case], bool]:
 
 
 def _host_fields(kind: str):
-    from reference.tcgen05 import idesc
-
     return {f.name: f for f in idesc.FIELDS[kind]}
 
 
@@ -547,6 +547,18 @@ def _base32b_rows_mutants() -> list[Mutant]:
 SF_ROWS = ("S9.7.16.10.7",)
 SFID_ROWS = ("S9.7.16.10.7.2", "S9.7.16.10.7.3")
 TI = "reference.tcgen05.tmem_image"
+
+
+def _sfa_groups_8_apart(sf_group_columns: Callable[..., int]) -> Callable[..., int]:
+    """``tmem_image.sf_group_columns`` with SFA's 4-SF groups 8 columns apart on the 4x1 datapath (the spec: 4).
+
+    A mutant against a named seam (issue 25, item 4): the function is replaced by name, so a rewrite of its
+    body that keeps what it answers keeps the mutant valid (a regex over its source would not)."""
+    def mutated(which: str, *, datapath: str = "4x1", n: int | None = None) -> int:
+        if which == "A" and datapath == "4x1":
+            return 8
+        return sf_group_columns(which, datapath=datapath, n=n)
+    return mutated
 VMMMA = "mmacts.ptxvm.tcgen05.mma"
 BUILD = "suites.tcgen05_blockscale.build"
 
@@ -609,7 +621,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host SFA 4-SF groups 8 columns apart (4x1)",
             SF_ROWS,
-            edit_source(TI, r"return 4 if datapath == \"4x1\" else 2", 'return 8 if datapath == "4x1" else 2'),
+            wrap(TI, "sf_group_columns", _sfa_groups_8_apart),
             TC,
             # only a K = 96 MMA reads SFs of two groups (SF ID 2-3 + 3 or 6 scales); elsewhere the host's
             # per-MMA address already steps over whole groups with the same stride
@@ -763,6 +775,23 @@ D_ROWS = ("S9.7.16.10.5",)
 MACHINE = "reference.tcgen05_model.machine"
 
 
+_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""What ``machine.d_placement`` answers: (cta, lane, column) of every D(m, n)."""
+
+
+def _placement_of(layout: str, change: Callable[[np.ndarray, np.ndarray, np.ndarray], _Placement]
+                  ) -> Callable[[Callable[..., _Placement]], Callable[..., _Placement]]:
+    """A wrap factory for a D placement function -- the host's ``machine.d_placement``, the VM's
+    ``tcgen05.mma.d_cells``, both ``(layout, M, N) -> (cta, lane, column)`` -- whose arrays for ``layout`` go
+    through ``change``; the other layouts are untouched (a mutant against the named function, not its source)."""
+    def factory(d_placement: Callable[..., _Placement]) -> Callable[..., _Placement]:
+        def mutated(which: str, m_total: int, n: int) -> _Placement:
+            out = d_placement(which, m_total, n)
+            return change(*out) if which == layout else out
+        return mutated
+    return factory
+
+
 def _dplace_mutants() -> list[Mutant]:
     return [
         Mutant(
@@ -770,7 +799,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout D row m from lane m+1",
             D_ROWS,
-            edit_source(MACHINE, r"return np\.zeros_like\(m\), m, nn", "return np.zeros_like(m), (m + 1) % 128, nn"),
+            wrap(MACHINE, "d_placement", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
             TC,
             tc(cg=1),
             fast=True,
@@ -780,7 +809,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout A rows 0-127 from CTA 1",
             D_ROWS,
-            edit_source(MACHINE, r"return m // 128, m % 128, nn", "return 1 - m // 128, m % 128, nn"),
+            wrap(MACHINE, "d_placement", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
             TC,
             tc(m=256),
         ),
@@ -789,7 +818,9 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-host",
             "host reads Layout B's second N half from lane 32+m",
             D_ROWS,
-            edit_source(MACHINE, r"m % 64 \+ 64 \* \(nn // half\)", "m % 64 + 32 * (nn // half)"),
+            # lane = m % 64 + 64 * (N half): the second half read 32 lanes up instead of 64
+            wrap(MACHINE, "d_placement",
+                 _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64), col))),
             TC,
             tc(cg=2, m=128),
         ),
@@ -798,7 +829,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout D row m to lane m+1",
             D_ROWS,
-            edit_source(VMMMA, r"return np\.zeros_like\(mm\), mm, nn", "return np.zeros_like(mm), (mm + 1) % 128, nn"),
+            wrap(VMMMA, "d_cells", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
             TC,
             tc(cg=1),
         ),
@@ -807,7 +838,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout A rows 0-127 to CTA 1",
             D_ROWS,
-            edit_source(VMMMA, r"return mm // 128, mm % 128, nn", "return 1 - mm // 128, mm % 128, nn"),
+            wrap(VMMMA, "d_cells", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
             TC,
             tc(m=256),
         ),
@@ -816,7 +847,8 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout B's second N half to lane 32+m",
             D_ROWS,
-            edit_source(VMMMA, r"mm % 64 \+ 64 \* h", "mm % 64 + 32 * h"),
+            wrap(VMMMA, "d_cells", _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64),
+                                                                         col))),
             TC,
             tc(cg=2, m=128),
         ),
@@ -932,6 +964,17 @@ def _packed_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ mma.sync
 SCALES = "reference.mma_sync.scales"
+
+
+def _sfa_lane_tida(rows: np.ndarray, tida: int) -> np.ndarray:
+    """``scales.sfa_lane`` taking thread-id-a once where the spec's rule takes it twice (``2 * tida``)."""
+    rows = np.asarray(rows)
+    return 4 * (rows % 8) + tida + rows // 8
+
+
+def _sfb_lane_no_tidb(cols: np.ndarray, tidb: int) -> np.ndarray:
+    """``scales.sfb_lane`` that ignores thread-id-b."""
+    return 4 * np.asarray(cols)
 MS_SEL = ("S9.7.14.3", "T37.1", "T37.2", "T37.3")
 
 
@@ -989,7 +1032,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_A lane rule uses tida instead of 2*tida",
             MS_SEL,
-            edit_source(SCALES, r"2 \* tida \+ rows // 8", "tida + rows // 8"),
+            wrap(SCALES, "sfa_lane", lambda _lane: _sfa_lane_tida),
             MS,
             tida,
             limit=6,
@@ -1000,7 +1043,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_B ignores thread-id-b",
             MS_SEL,
-            edit_source(SCALES, r"4 \* np\.asarray\(cols\) \+ tidb", "4 * np.asarray(cols)"),
+            wrap(SCALES, "sfb_lane", lambda _lane: _sfb_lane_no_tidb),
             MS,
             tidb,
             limit=6,
@@ -1100,8 +1143,6 @@ def _mmasync_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ Tables 42 / 45
 def _t42_mutants() -> list[Mutant]:
-    from reference.tcgen05 import idesc
-
     rows = {
         "sparsity_selector": 1,
         "sparse": 2,
@@ -1201,7 +1242,7 @@ def _t45_mutants() -> list[Mutant]:
 
 # ------------------------------------------------------------------------------------------ comparator
 CMP = "mmacts.compare.compare"
-CONTROL = lambda c: c.recipe.startswith("control:")  # noqa: E731
+CONTROL = lambda c: c.parsed_recipe.kind == recipes.CONTROL  # noqa: E731
 
 
 def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...], fast: bool = False) -> Mutant:
@@ -1213,7 +1254,7 @@ def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...
         (),
         edit_source(CMP, pattern, repl),
         TC,
-        tc(recipe=None, where=lambda c: c.recipe.split(":", 1)[-1] in controls and CONTROL(c)),
+        tc(recipe=None, where=lambda c: CONTROL(c) and c.parsed_recipe.name in controls),
         limit=len(controls),
         fast=fast,
     )

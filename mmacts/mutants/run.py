@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from mmacts.core.driver import as_driver
 from mmacts.mutants.engine import Mutant, MutantResult, run_mutant
 from mmacts.report.mutant_features import COVERAGE_PATH, feature_coverage, load_coverage
 
@@ -161,7 +162,7 @@ def cited_rows(level: str = "standard") -> dict[str, int]:
     out: dict[str, int] = {}
     for name in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
         drv = load_driver(name)
-        if getattr(drv, "compile_only", False):
+        if as_driver(drv).compile_only:
             continue
         for c in drv.cases(level):
             for r in c.spec_rows:

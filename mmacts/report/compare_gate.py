@@ -42,6 +42,9 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import BAD, FLAKE, NOT_RUN, transition_kind
+from mmacts.report.atomic import write_atomic, write_text_atomic
+from mmacts.report.html import _CSS
+from mmacts.report.run_dir import ReportInputError, read_run
 
 CATEGORIES: tuple[tuple[str, str], ...] = (
     ("newly-failing", "newly failing"),
@@ -170,8 +173,6 @@ def _pick(m: dict[str, Any]) -> dict[str, Any]:
 def compare_runs(base: Path, new: Path, *, slower: float = 1.5, min_us: float = 5.0, min_run_s: float = 0.05,
                  fail_on: tuple[str, ...] = DEFAULT_FAIL_ON) -> dict[str, Any]:
     """Everything ``mmacts report compare`` shows and writes."""
-    from mmacts.report.cli import read_run
-
     mb, db = read_run(base)
     mn, dn = read_run(new)
     j = classify(db, dn, slower=slower, min_us=min_us, min_run_s=min_run_s)
@@ -281,8 +282,6 @@ def _html_table(diff: pd.DataFrame, limit: int = 2000) -> str:
 
 def page(result: dict[str, Any]) -> str:
     """compare.html: metadata, warnings, counts (regressions first), then every changed case."""
-    from mmacts.report.html import _CSS
-
     diff = result["diff"]
     warn = "".join(f"<p class='banner'>warning: {html.escape(w)}</p>" for w in result["warnings"])
     regs = result["regressions"]
@@ -302,8 +301,6 @@ def page(result: dict[str, Any]) -> str:
 
 
 def write(result: dict[str, Any], out: Path) -> list[Path]:
-    from mmacts.report.atomic import write_atomic, write_text_atomic
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_p, html_p, json_p = out / "compare.csv", out / "compare.html", out / "compare.json"
@@ -334,8 +331,6 @@ def add_arguments(c: Any) -> None:
 
 def run(args: Any) -> int:
     """The ``compare`` subcommand (ReportInputError/OSError are turned into exit 2 by the caller)."""
-    from mmacts.report.cli import ReportInputError
-
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from mmacts.report import mutant_features as MF
+from mmacts.report import mutant_scores as scores
 
 
 def row_coverage(cited: Mapping[str, int], coverage: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -146,8 +147,6 @@ def feature_section(cov: Mapping[str, Any] | None) -> list[str]:
 def generated_section() -> list[str]:
     """index.html's generated-mutation scores (``mmacts.mutants.generated``, committed ``generated/*.json``):
     the summary visible, the per-module table folded."""
-    from mmacts.report import mutant_scores as scores
-
     rows = scores.report_rows()
     if not rows:
         return []

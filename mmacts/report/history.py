@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from mmacts.cases.status import BAD, JUDGED, PASS
+from mmacts.report.atomic import write_text_atomic
 from mmacts.report.frame import spec_tables
 
 TYPE_PAIR = re.compile(r"(e\dm\d)x(e\dm\d)")
@@ -265,8 +266,6 @@ def render_history(runs: list[tuple[dict, pd.DataFrame]]) -> str:
 
 def write_history(out: Path, runs: list[tuple[dict, pd.DataFrame]]) -> Path:
     """Write ``history.html`` into ``out``."""
-    from mmacts.report.atomic import write_text_atomic
-
     path = Path(out) / "history.html"
     write_text_atomic(path, render_history(runs))
     return path

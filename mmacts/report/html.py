@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mmacts.cases.status import BAD, ORDER
+from mmacts.report.coverage import html_sections
 from mmacts.report.frame import spec_tables
 
 _STATUS_ORDER = list(ORDER)
@@ -304,8 +305,6 @@ def _waived(run: dict[str, Any]) -> list[str]:
 
 def _coverage_sections(df: pd.DataFrame) -> list[str]:
     """What the verdicts assume; which cited rows a mutant proves can fail (``mmacts.report.coverage``)."""
-    from mmacts.report.coverage import html_sections
-
     return html_sections(df) if len(df) else []
 
 

@@ -34,7 +34,9 @@ from mmacts.core.records import latest_by_case, read_jsonl
 from mmacts.report import html as html_report
 from mmacts.report.atomic import write_atomic, write_text_atomic
 from mmacts.report.frame import to_frame
+from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 from mmacts.report.runinfo import now
+from mmacts.report.write import _extra_sections, junit_xml
 
 VERDICTS = ("pass", "fail")
 """Statuses an observation must never carry."""
@@ -167,7 +169,6 @@ def _records(run_dir: Path) -> tuple[list[dict[str, Any]], list[str] | None, Cou
             lines.append(line if new is None else json.dumps(new, sort_keys=True, default=str))
             records.append(rec if new is None else new)
         return latest_by_case(records), lines, old_status
-    from mmacts.report.cli import run_records
 
     out = []
     for rec in run_records(run_dir):  # a published run without its jsonl: the parquet is the record
@@ -180,9 +181,6 @@ def _records(run_dir: Path) -> tuple[list[dict[str, Any]], list[str] | None, Cou
 
 def relabel_run(run_dir: Path, check: bool = False) -> tuple[int, list[str]]:
     """Relabel one run directory; return (rows relabelled, disagreements found before)."""
-    from mmacts.report.cli import read_meta
-    from mmacts.report.write import _extra_sections, junit_xml
-
     run_dir = Path(run_dir)
     meta = read_meta(run_dir)
     records, lines, old_status = _records(run_dir)
@@ -222,7 +220,6 @@ def main(argv: list[str]) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="run directories (with run.json), or folders holding them")
     p.add_argument("--check", action="store_true", help="report what would change; write nothing")
     args = p.parse_args(argv)
-    from mmacts.report.cli import ReportInputError
 
     todo = False
     for run_dir in run_dirs(args.runs):

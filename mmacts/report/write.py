@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.ambiguity import load_register, render_html
 from mmacts.cases.status import CRASH, ERROR, NOT_SUPPORTED, SKIP, TIMEOUT, XFAIL
 from mmacts.core.records import latest_by_case, read_jsonl
 from mmacts.report import html as html_report
@@ -85,8 +86,6 @@ def junit_xml(df: pd.DataFrame) -> str:
 
 def _extra_sections(df: pd.DataFrame) -> list[str]:
     """Sections other layers contribute: the ambiguity register with this run's answers."""
-    from mmacts.ambiguity import load_register, render_html
-
     try:
         return [render_html(load_register(), df)]
     except Exception as exc:  # the report must still be written

@@ -17,14 +17,28 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mmacts.backends import BACKENDS
 from mmacts.cases.model import LEVELS
+from mmacts.cases.status import BAD, CRASH
+from mmacts.core.records import RecordsError, append_jsonl, empty_record, read_jsonl, read_records, repair_tail
 from mmacts.core.suites import REPO_ROOT, suite_names
 from mmacts.report import mutant_features
-from mmacts.runner import select, timing
+from mmacts.report.atomic import write_text_atomic
+from mmacts.runner import console, runlock, select, timing
+from mmacts.runner import expectations as gating
 from mmacts.runner.errors import UsageError  # one class, also under python -m mmacts.runner.cli
+from mmacts.runner.expectations import check_made_on, prepare_run
+from mmacts.runner.faults import INFLIGHT_FILE, how_it_died, record_lost_inflight
+from mmacts.runner.gpu_pinning import visible_gpus
+from mmacts.runner.lifeline import PARENT_ENV
+from mmacts.runner.runlock import RunLock, RunLocked, boot_id
+from mmacts.runner.scheduler import ShardError
+from mmacts.runner.scheduler import resolve as shard_from_scheduler
+from mmacts.toolchain.cache import cache_dir
 
 
 def _fail(msg: str) -> int:
@@ -54,7 +68,7 @@ def _check_out(out: Path) -> None:
 
 
 def _check_toolchain() -> None:
-    from mmacts.backends import assembler
+    from mmacts.backends import assembler  # the run's own (the toolchain): not on every CLI start
 
     try:
         assembler.ptxas_version()
@@ -66,7 +80,6 @@ def _answer_cache(args: argparse.Namespace) -> str | None:
     """Where the run keeps the oracle's answers (``mmacts.compare.answer_cache``); None: not kept."""
     if getattr(args, "no_answer_cache", False):
         return None
-    from mmacts.toolchain.cache import cache_dir
 
     return str(cache_dir().resolve() / "answers")
 
@@ -76,8 +89,6 @@ def _workers(n: str | None) -> str | None:
     if n is None or n in ("0",):
         return None
     if n == "gpus":
-        from mmacts.runner.gpu_pinning import visible_gpus
-
         # One GPU (or none): the test process itself is the one worker. An xdist controller plus one
         # worker would start a second interpreter and collect twice for nothing; a crash or a poisoned
         # context ends the single process and this command resumes it (cmd_run), as xdist would replace it.
@@ -95,10 +106,6 @@ PYTEST_ENDED = (0, 1, 2, 3, 4, 5)
 def _blame_inflight(run_dir: Path, rc: int) -> str | None:
     """After the single test process died: record ``crash`` for the case it was running, with the
     signal or exit code (a resume does not run it again unless asked: ``--rerun-crashed``)."""
-    from mmacts.cases.status import CRASH
-    from mmacts.core.records import append_jsonl, empty_record, read_jsonl
-    from mmacts.runner.faults import INFLIGHT_FILE, how_it_died
-
     marker = run_dir / INFLIGHT_FILE
     if not marker.is_file():
         return None
@@ -120,8 +127,6 @@ def _crashed_at_restart(run_dir: Path, previous: dict | None) -> None:
     it left is of another boot of this host); a run stopped from outside runs them again."""
     import socket
 
-    from mmacts.runner.faults import record_lost_inflight
-    from mmacts.runner.runlock import boot_id
 
     lost = record_lost_inflight(run_dir, previous, socket.gethostname(), boot_id())
     if lost:
@@ -131,16 +136,12 @@ def _crashed_at_restart(run_dir: Path, previous: dict | None) -> None:
 
 def _count_cases(run_dir: Path) -> int:
     """Cases with a record: the measure of progress between restarts of a dying test process."""
-    from mmacts.core.records import read_jsonl
-
     return len({r.get("case_id") for r in read_jsonl(run_dir / "results.jsonl")})
 
 
 def _resolve_shard(spec: str | None) -> tuple[str | None, dict | None]:
-    from mmacts.runner.scheduler import ShardError, resolve
-
     try:
-        return resolve(spec)
+        return shard_from_scheduler(spec)
     except ShardError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -148,8 +149,9 @@ def _resolve_shard(spec: str | None) -> tuple[str | None, dict | None]:
 def _ingest_into(run_dir: Path, db: str) -> bool:
     """``mmacts run --db URL``: load the finished run into the results store (mmacts.db)."""
     try:
+        from mmacts.db.connect import open_store
         from mmacts.db.ingest import ingest_run
-        from mmacts.db.store import describe, open_store
+        from mmacts.db.store import describe
 
         with open_store(db) as store:
             got = ingest_run(store, run_dir)
@@ -173,8 +175,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _check_resumable(run_dir: Path) -> None:
     """--resume: every line of results.jsonl an mmacts record (a torn last line is what a kill leaves)."""
-    from mmacts.core.records import RecordsError, read_records
-
     if (run_dir / "results.jsonl").is_file():
         try:
             read_records(run_dir / "results.jsonl", allow_torn_tail=True)
@@ -196,8 +196,6 @@ def child_env(environ: Mapping[str, str]) -> dict[str, str]:
         # Container images often forbid bytecode files next to the sources; then every test process
         # compiled ~200 modules again (0.4 s each on an H100 host). Compiled files go to mmacts' own
         # cache instead (an explicit PYTHONPYCACHEPREFIX is kept; an unwritable one costs nothing).
-        from mmacts.toolchain.cache import cache_dir
-
         env.setdefault("PYTHONPYCACHEPREFIX", str(cache_dir().resolve() / "pycache"))
     return env
 
@@ -209,8 +207,6 @@ _HELD: dict = {}
 def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
     """Start a test process (the one place a run starts pytest: tests replace it). It inherits the
     run's lock (held while it lives) and dies with this process (``mmacts.runner.lifeline``)."""
-    from mmacts.runner.lifeline import PARENT_ENV
-
     lock = _HELD.get("lock")
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=dict(env, **{PARENT_ENV: str(os.getpid())}),
                             pass_fds=lock.inheritable_fd() if lock else ())
@@ -285,8 +281,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _lock(run_dir: Path, command: list[str]) -> None:
     """Own ``run_dir`` for this command (one line, exit 2, when a live process owns it)."""
-    from mmacts.runner.runlock import RunLock, RunLocked
-
     try:
         _HELD["lock"] = RunLock(run_dir).acquire(command)
     except RunLocked as exc:
@@ -328,89 +322,91 @@ def _same_list(a: str | None, b: str | None) -> bool:
     return sorted((a or "").split(",")) == sorted((b or "").split(","))
 
 
-def _run(args: argparse.Namespace) -> int:
-    _check_numbers(args)
-    suites = _check_suites(args.suite)
-    workers = _workers(args.n)
-    old: dict = {}
-    if args.resume:
-        run_dir = Path(args.resume)
-        if not (run_dir / "run.json").is_file():
-            raise UsageError(f"{run_dir} is not an mmacts run directory (no run.json)")
-        try:
-            old = json.loads((run_dir / "run.json").read_text())
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
-        if old.get("schema") != "mmacts-run/1":
-            raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
-        opts = old.get("options", {})
-        _check_resume_options(args, opts, run_dir)
-        _check_resumable(run_dir)
-        from mmacts.runner import runlock
+@dataclass
+class _RunPlan:
+    """What one ``mmacts run`` runs, decided before anything starts: from the command line, or, for
+    ``--resume``, from the run directory's ``run.json`` (a resumed run completes the run as it was started)."""
 
-        previous = runlock.owner_of(run_dir)  # what a run that died holding the lock left in it
-        _lock(run_dir, ["mmacts", *sys.argv[1:]])
-        from mmacts.core.records import repair_tail
+    run_dir: Path
+    suites: list[str]
+    level: str
+    backend: str
+    kexpr: str | None
+    shard: str | None
+    sel_args: argparse.Namespace
+    expect_file: str | None
+    retries: int
+    strict: bool
+    require_gpu: bool
+    old: dict = field(default_factory=dict)
+    """The resumed run's ``run.json`` (empty for a new run)."""
+    scheduler: dict | None = None
 
-        try:
-            repaired = repair_tail(run_dir / "results.jsonl")
-        except OSError as exc:
-            raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
-        if repaired:
-            print(f"mmacts: {repaired}", file=sys.stderr)
-        _crashed_at_restart(run_dir, previous)
-        suites, level, backend = opts.get("suites", suites), opts.get("level", args.level), opts.get("backend")
-        kexpr, shard = opts.get("k"), opts.get("shard")  # a resumed shard stays that shard
-        sel_args = argparse.Namespace(k=kexpr, rows=opts.get("rows"), arch=opts.get("arch"),
-                                      caselist=opts.get("caselist"), fraction=opts.get("fraction"),
-                                      mandatory=opts.get("mandatory"))
-        expect_file, retries = opts.get("expectations"), int(opts.get("retries") or 0)
-        strict = bool(opts.get("strict_expectations"))
-        require_gpu = bool(opts.get("require_gpu")) or args.require_gpu
-        unknown = [s for s in suites if s not in suite_names()]
-        if unknown:
-            raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
-    else:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
-        run_dir = base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}"
-        level, backend, kexpr, shard = args.level, args.backend, args.k, args.shard
-        sel_args, retries, require_gpu = args, args.retries, args.require_gpu
-        expect_file = str(Path(args.expectations).resolve()) if args.expectations else None
-        strict = args.strict_expectations
-    scheduler = old.get("scheduler") if old else None
-    if not old:  # --shard auto: the shard from the scheduler's environment (Slurm, Kubernetes)
-        shard, scheduler = _resolve_shard(shard)
-    from mmacts.runner.expectations import check_made_on, prepare_run
 
-    sel, baseline = prepare_run(suites, level, sel_args, expect_file, retries, strict)
-    from mmacts.runner import console
+def _plan_resume(args: argparse.Namespace, suites: list[str]) -> _RunPlan:
+    """``--resume DIR``: check the directory and the options, own it, repair its results' tail and record
+    the case a dead run was running; the plan is the one the run was started with."""
+    run_dir = Path(args.resume)
+    if not (run_dir / "run.json").is_file():
+        raise UsageError(f"{run_dir} is not an mmacts run directory (no run.json)")
+    try:
+        old = json.loads((run_dir / "run.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{run_dir}/run.json is not valid JSON ({exc.msg})") from exc
+    if old.get("schema") != "mmacts-run/1":
+        raise UsageError(f"{run_dir}/run.json has schema {old.get('schema')!r}, expected 'mmacts-run/1'")
+    opts = old.get("options", {})
+    _check_resume_options(args, opts, run_dir)
+    _check_resumable(run_dir)
+    previous = runlock.owner_of(run_dir)  # what a run that died holding the lock left in it
+    _lock(run_dir, ["mmacts", *sys.argv[1:]])
+    try:
+        repaired = repair_tail(run_dir / "results.jsonl")
+    except OSError as exc:
+        raise UsageError(f"cannot resume: {run_dir}/results.jsonl: {exc.strerror or exc}") from None
+    if repaired:
+        print(f"mmacts: {repaired}", file=sys.stderr)
+    _crashed_at_restart(run_dir, previous)
+    plan = _RunPlan(
+        run_dir, opts.get("suites", suites), opts.get("level", args.level), opts.get("backend"),
+        opts.get("k"), opts.get("shard"),  # a resumed shard stays that shard
+        argparse.Namespace(k=opts.get("k"), rows=opts.get("rows"), arch=opts.get("arch"),
+                           caselist=opts.get("caselist"), fraction=opts.get("fraction"),
+                           mandatory=opts.get("mandatory")),
+        opts.get("expectations"), int(opts.get("retries") or 0), bool(opts.get("strict_expectations")),
+        bool(opts.get("require_gpu")) or args.require_gpu, old=old, scheduler=old.get("scheduler"))
+    unknown = [s for s in plan.suites if s not in suite_names()]
+    if unknown:
+        raise UsageError(f"{run_dir} ran suite {unknown[0]!r}, which this checkout does not have")
+    return plan
 
-    on_model, why = console.gpu_plan(suites, backend)
-    if require_gpu and on_model:
-        raise UsageError(f"--require-gpu: {', '.join(on_model)} cannot run on a GPU here ({why})")
-    _check_out(run_dir.parent)
-    _check_toolchain()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if "lock" not in _HELD:
-        _lock(run_dir, ["mmacts", *sys.argv[1:]])
 
-    from mmacts.report.atomic import write_text_atomic
-    from mmacts.report.runinfo import SCHEMA, collect, now
+def _plan_new(args: argparse.Namespace, suites: list[str]) -> _RunPlan:
+    """A new run: its directory named by the time, level, backend and process; ``--shard auto`` resolved
+    from the scheduler's environment (Slurm, Kubernetes)."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(args.out) if args.out else REPO_ROOT / "reports" / "runs"
+    shard, scheduler = _resolve_shard(args.shard)
+    return _RunPlan(base / f"{stamp}-{args.level}-{args.backend}-{os.getpid()}", suites, args.level, args.backend,
+                    args.k, shard, args, str(Path(args.expectations).resolve()) if args.expectations else None,
+                    args.retries, args.strict_expectations, args.require_gpu, scheduler=scheduler)
 
-    command = ["mmacts", *sys.argv[1:]]
-    options = {"suites": suites, "level": level, "backend": backend, "k": kexpr, "n": args.n,
-               "shard": shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
-               "arch": list(sel.arch) or None, "expectations": expect_file, "retries": retries,
-               "require_gpu": require_gpu or None, "answer_cache": _answer_cache(args),
-               "strict_expectations": strict or None, "caselist": sel.files[0],
-               "fraction": f"{sel.fraction[0]}/{sel.fraction[1]}" if sel.fraction else None, "mandatory": sel.files[1]}
-    if not old:  # a run directory is resumable from the start, before its full description exists
-        write_text_atomic(run_dir / "run.json", json.dumps(
-            {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
-             "complete": False}, indent=2, default=str))
+
+def _run_options(args: argparse.Namespace, plan: _RunPlan, sel: Any) -> dict[str, Any]:
+    """The run's options as run.json keeps them (what ``--resume`` restores and compares)."""
+    return {"suites": plan.suites, "level": plan.level, "backend": plan.backend, "k": plan.kexpr, "n": args.n,
+            "shard": plan.shard, "case_timeout": args.case_timeout, "rows": list(sel.rows) or None,
+            "arch": list(sel.arch) or None, "expectations": plan.expect_file, "retries": plan.retries,
+            "require_gpu": plan.require_gpu or None, "answer_cache": _answer_cache(args),
+            "strict_expectations": plan.strict or None, "caselist": sel.files[0],
+            "fraction": f"{sel.fraction[0]}/{sel.fraction[1]}" if sel.fraction else None, "mandatory": sel.files[1]}
+
+
+def _pytest_argv(args: argparse.Namespace, plan: _RunPlan, sel: Any, options: dict[str, Any], baseline: Any,
+                 workers: str | None) -> list[str]:
+    """The test process's command line: the case collector, the plugins, and the selection."""
     pyargs = [sys.executable, "-m", "mmacts.runner.pytest_main", str(REPO_ROOT / "suites" / "test_cases.py"),
-              *(f"--mmacts-suite={s}" for s in suites), "-p", "no:cacheprovider",
+              *(f"--mmacts-suite={s}" for s in plan.suites), "-p", "no:cacheprovider",
               # pytest's log capture wraps every phase of every item (cases log nothing)
               "-p", "no:logging",
               # quiet: no dots, no "N passed" (which would count observed cases as passed), no
@@ -422,39 +418,44 @@ def _run(args: argparse.Namespace) -> int:
               # item (12 system calls a case); cases print nothing, and what C code might write is seen
               "--capture=sys",
               f"--rootdir={REPO_ROOT}", "-c", str(REPO_ROOT / "tox.ini"),
-              f"--mmacts-level={level}", f"--mmacts-backend={backend}", f"--mmacts-out={run_dir}",
+              f"--mmacts-level={plan.level}", f"--mmacts-backend={plan.backend}", f"--mmacts-out={plan.run_dir}",
               f"--mmacts-case-timeout={args.case_timeout}", "-m", "mmacts_case",
               "-p", "mmacts.runner.select_plugin", *sel.pytest_args()]
     if options["answer_cache"]:
         pyargs += [f"--mmacts-answer-cache={options['answer_cache']}"]
     if baseline is not None:
-        pyargs += [f"--mmacts-expectations={expect_file}"]
-    if kexpr:
-        pyargs += ["-k", kexpr]
+        pyargs += [f"--mmacts-expectations={plan.expect_file}"]
+    if plan.kexpr:
+        pyargs += ["-k", plan.kexpr]
     if workers:
         # one GPU per worker; a crashed worker is replaced (each crash records its case, so the
         # bound only stops a machine that crashes workers for no case at all)
         pyargs += ["-p", "xdist.plugin", "-n", workers, "--dist", "loadgroup", "--mmacts-pin-gpus",
                    "--max-worker-restart=1000"]
-    if shard:
-        pyargs += [f"--mmacts-shard={shard}"]
-    resume_arg = [f"--mmacts-resume={run_dir / 'results.jsonl'}"]
-    print(f"mmacts: running {', '.join(suites)} at level {level} on backend {backend} -> {run_dir}",
-          file=sys.stderr)
-    if on_model:
-        print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
-    env = child_env(os.environ)
+    if plan.shard:
+        pyargs += [f"--mmacts-shard={plan.shard}"]
+    return pyargs
+
+
+def _start_and_describe(args: argparse.Namespace, plan: _RunPlan, pyargs: list[str], resume_arg: list[str],
+                        env: dict[str, str], command: list[str], options: dict[str, Any], baseline: Any,
+                        sel: Any) -> tuple[int, dict[str, Any]]:
+    """Start the test process, describe the run while it imports and collects, show progress until it
+    ends; (its exit code, the run description)."""
     # The test process starts first; this process describes the run (GPU probe, toolchain
     # versions: CuPy's import and a CUDA call, ~1 s on a GPU host) and imports the report writer
     # while pytest imports and collects, instead of before it.
+    from mmacts.report.runinfo import collect, now  # the run's own (the toolchain): not on every CLI start
+
     timing.mark("cli_ready", "cli")
     first = [*resume_arg, *(["--mmacts-rerun-crashed"] if getattr(args, "rerun_crashed", False) else [])]
     first = first if args.resume else []
+    old = plan.old
     with _start(pyargs + first, env) as proc:
         try:
             run = collect(REPO_ROOT, command, options)
-            if scheduler:
-                run["scheduler"] = scheduler
+            if plan.scheduler:
+                run["scheduler"] = plan.scheduler
             for warning in run.get("warnings", []):  # once per run, and in run.json
                 print(f"mmacts: warning: {warning}", file=sys.stderr)
             check_made_on(baseline, run)
@@ -462,39 +463,46 @@ def _run(args: argparse.Namespace) -> int:
                 run.update(start=old.get("start"), command=old.get("command", command),
                            options=old.get("options", options),
                            resumed=[*old.get("resumed", []), {"at": now(), "command": command}])
-            write_text_atomic(run_dir / "run.json", json.dumps(run, indent=2, default=str))
-            with console.Progress(run_dir / "results.jsonl", console.selected_totals(suites, level, sel, shard)):
+            write_text_atomic(plan.run_dir / "run.json", json.dumps(run, indent=2, default=str))
+            with console.Progress(plan.run_dir / "results.jsonl",
+                                  console.selected_totals(plan.suites, plan.level, sel, plan.shard)):
                 _warm_reports()
                 rc = proc.wait()
         except BaseException:  # as subprocess.call: an interrupted CLI does not leave pytest running
             proc.kill()
             raise
-    from mmacts.report.write import write_reports
+    return rc, run
 
+
+def _resume_after_crashes(rc: int, run_dir: Path, pyargs: list[str], resume_arg: list[str],
+                          env: dict[str, str]) -> tuple[int, bool]:
+    """While the test process dies (a crash in a single process, or a poisoned CUDA context it ended
+    itself on): pin it on the running case and go on with what is missing, while that progresses.
+    (pytest's exit code, or 3 when a restart finished no case; whether it was restarted)."""
     restarted, last_count = False, -1
     while rc not in PYTEST_ENDED:
-        # the test process died (a crash in a single process, or a poisoned CUDA context it ended
-        # itself on): pin it on the running case and go on with what is missing, while that progresses.
         blamed = _blame_inflight(run_dir, rc)
         count = _count_cases(run_dir)
         if count == last_count:
             print(f"mmacts: the test process died (exit {rc}) again without finishing a case; partial "
                   f"results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}", file=sys.stderr)
-            return 3
+            return _GAVE_UP, restarted
         last_count, restarted = count, True
         print(f"mmacts: the test process died (exit {rc})" + (f" running {blamed}" if blamed else "")
               + "; resuming", file=sys.stderr)
         rc = _call(pyargs + resume_arg, env)
-    if rc == 5 and not args.resume and not restarted:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        what = sel.describe()
-        raise UsageError(f"{what} selects no case (suites {', '.join(suites)}, level {level})")
-    if rc in (2, 3, 4):
-        print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
-              f"partial results kept in {run_dir}/results.jsonl; resume with --resume {run_dir}",
-              file=sys.stderr)
-        return INTERRUPTED if rc == 2 else rc
-    from mmacts.runner import expectations as gating
+    return rc, restarted
+
+
+_GAVE_UP = -3
+""":func:`_resume_after_crashes`: a restarted test process finished no case (``mmacts run`` exits 3)."""
+
+
+def _finish(args: argparse.Namespace, plan: _RunPlan, run: dict[str, Any], baseline: Any, pyargs: list[str],
+            env: dict[str, str], on_model: list[str], why: str | None) -> int:
+    """After the cases: retries of unexpected failures, the expectations gate, the reports, the summary,
+    the store; the exit code."""
+    run_dir = plan.run_dir
 
     def again(extra: list[str]) -> int:  # one more test process, for the retries of unexpected failures
         rc = _call(pyargs + extra, env)
@@ -502,11 +510,13 @@ def _run(args: argparse.Namespace) -> int:
             _blame_inflight(run_dir, rc)
         return rc
 
-    flakes = gating.retry_unexpected(run_dir, again, retries, gating.applying(baseline, run))
+    flakes = gating.retry_unexpected(run_dir, again, plan.retries, gating.applying(baseline, run))
     verdicts: list = []
     if baseline is not None:
-        verdicts, run["expectations"] = gating.gate(run_dir, baseline, run, strict)
+        verdicts, run["expectations"] = gating.gate(run_dir, baseline, run, plan.strict)
     timing.mark("pytest_done", "cli")
+    from mmacts.report.write import write_reports  # pandas and the HTML writer: only once the cases ran
+
     df = write_reports(run_dir, run)
     timing.mark("reports_written", "cli")
     counts = Counter(df["status"].dropna())
@@ -520,38 +530,80 @@ def _run(args: argparse.Namespace) -> int:
     print(run_dir)
     if not ingested:
         return 6
-    if require_gpu:
-        n_off, where = console.not_on_gpu(df, console.hardware_suites(suites))
+    if plan.require_gpu:
+        n_off, where = console.not_on_gpu(df, console.hardware_suites(plan.suites))
         if n_off:
             print(f"mmacts: error: --require-gpu: {n_off} hardware-suite cases did not run on a GPU ("
                   + ", ".join(f"{s} {k}" for s, k in sorted(where.items())) + ")", file=sys.stderr)
             return console.REQUIRE_GPU_EXIT
     if baseline is not None:
         return 1 if verdicts else 0
-    from mmacts.cases.status import BAD
-
     return 1 if any(counts[s] for s in BAD) else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``mmacts run``, step by step: plan, select, own the directory, start the test process, recover from
+    its crashes, finish (retries, gate, reports, store)."""
+    _check_numbers(args)
+    suites = _check_suites(args.suite)
+    workers = _workers(args.n)
+    plan = _plan_resume(args, suites) if args.resume else _plan_new(args, suites)
+    sel, baseline = prepare_run(plan.suites, plan.level, plan.sel_args, plan.expect_file, plan.retries, plan.strict)
+    on_model, why = console.gpu_plan(plan.suites, plan.backend)
+    if plan.require_gpu and on_model:
+        raise UsageError(f"--require-gpu: {', '.join(on_model)} cannot run on a GPU here ({why})")
+    _check_out(plan.run_dir.parent)
+    _check_toolchain()
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    if "lock" not in _HELD:
+        _lock(plan.run_dir, ["mmacts", *sys.argv[1:]])
+    from mmacts.report.runinfo import SCHEMA, now  # the run's own (the toolchain): not on every CLI start
+
+    command = ["mmacts", *sys.argv[1:]]
+    options = _run_options(args, plan, sel)
+    if not plan.old:  # a run directory is resumable from the start, before its full description exists
+        write_text_atomic(plan.run_dir / "run.json", json.dumps(
+            {"schema": SCHEMA, "command": command, "options": options, "start": now(), "end": None,
+             "complete": False}, indent=2, default=str))
+    pyargs = _pytest_argv(args, plan, sel, options, baseline, workers)
+    resume_arg = [f"--mmacts-resume={plan.run_dir / 'results.jsonl'}"]
+    print(f"mmacts: running {', '.join(plan.suites)} at level {plan.level} on backend {plan.backend} -> "
+          f"{plan.run_dir}", file=sys.stderr)
+    if on_model:
+        print(f"mmacts: {console.model_banner(on_model, why)}", file=sys.stderr)
+    env = child_env(os.environ)
+    rc, run = _start_and_describe(args, plan, pyargs, resume_arg, env, command, options, baseline, sel)
+    rc, restarted = _resume_after_crashes(rc, plan.run_dir, pyargs, resume_arg, env)
+    if rc == _GAVE_UP:
+        return 3
+    if rc == 5 and not args.resume and not restarted:
+        shutil.rmtree(plan.run_dir, ignore_errors=True)
+        raise UsageError(f"{sel.describe()} selects no case (suites {', '.join(plan.suites)}, level {plan.level})")
+    if rc in (2, 3, 4):
+        print(f"mmacts: pytest stopped with exit code {rc} (interrupted or internal error); "
+              f"partial results kept in {plan.run_dir}/results.jsonl; resume with --resume {plan.run_dir}",
+              file=sys.stderr)
+        return INTERRUPTED if rc == 2 else rc
+    return _finish(args, plan, run, baseline, pyargs, env, on_model, why)
 
 
 # -------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
-    from mmacts.runner.select import Selection, cases, check_exact_names
-
     suites = _check_suites(args.suite)
-    sel = Selection.from_args(args)  # the selection options of ``run``: list previews what a run does
-    check_exact_names(suites, args.level, sel)
+    sel = select.Selection.from_args(args)  # the selection options of ``run``: list previews what a run does
+    select.check_exact_names(suites, args.level, sel)
     from mmacts.backends.execute import assumes_of
 
     per_row: Counter[str] = Counter()
     n = 0
-    for case in cases(suites, args.level, sel):
+    for case in select.cases(suites, args.level, sel):
         n += 1
         per_row.update(case.spec_rows)
         if not args.rows_only:
             print(f"{case.case_id}\t{' '.join(case.spec_rows)}\tassumes={' '.join(assumes_of(case)) or '-'}")
     if n == 0 and (sel.k or sel.rows or sel.arch):
         raise UsageError(f"{sel.describe()} selects no case (suites {', '.join(suites)}, level {args.level})")
-    for hint in select.substring_hints(sel.k, cases(suites, args.level, sel)) if sel.k else []:
+    for hint in select.substring_hints(sel.k, select.cases(suites, args.level, sel)) if sel.k else []:
         print(f"mmacts: note: {hint}", file=sys.stderr)
     chosen = "" if sel.describe() == "this selection" else f" selected by {sel.describe()}"
     doc = mutant_features.load_coverage()

@@ -19,7 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from mmacts.backends import gpu
 from mmacts.cases.status import NOT_RUN, ORDER
+from mmacts.core.driver import as_driver
+from mmacts.core.suites import load_driver
+from mmacts.runner.select import cases
 
 REQUIRE_GPU_EXIT = 7
 """``--require-gpu``: the run completed but some hardware-suite case did not run on a GPU."""
@@ -28,9 +32,7 @@ REQUIRE_GPU_EXIT = 7
 
 def hardware_suites(suites: Iterable[str]) -> list[str]:
     """Suites whose cases run kernels on a GPU (everything but the compile-only toolchain suite)."""
-    from mmacts.core.suites import load_driver
-
-    return [s for s in suites if not getattr(load_driver(s), "compile_only", False)]
+    return [s for s in suites if not as_driver(load_driver(s)).compile_only]
 
 
 def gpu_plan(suites: list[str], backend: str) -> tuple[list[str], str | None]:
@@ -40,8 +42,6 @@ def gpu_plan(suites: list[str], backend: str) -> tuple[list[str], str | None]:
         return [], None
     if backend == "model":
         return hw, "--backend model"
-    from mmacts.backends import gpu
-    from mmacts.core.suites import load_driver
 
     status = gpu.probe()
     if not status.usable:
@@ -180,7 +180,6 @@ class Progress:
 def selected_totals(suites: list[str], level: str, sel: Any, shard: str | None) -> dict[str, int]:
     """Cases per suite the run will run (the selection and shard applied; a resume counts all)."""
     from mmacts.runner.plugin import shard_of
-    from mmacts.runner.select import cases
 
     idx, n = (int(x) for x in shard.split("/")) if shard else (0, 0)
     totals: Counter = Counter({s: 0 for s in suites})

@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmacts.backends import gpu
 from mmacts.cases.status import BAD, FLAKE, PASSING, SKIP
+from mmacts.core.records import append_jsonl, latest_by_case, read_jsonl
+from mmacts.report import runinfo  # module attribute: tests patch runinfo._toolchain
+from mmacts.report.atomic import write_text_atomic
+from mmacts.runner.select import Selection, _usage, cases, check_exact_names, substring_hints, suite_cases
 
 EXPECTS = (*BAD, FLAKE, SKIP)
 HEADER = ("case_id", "expect", "reason")
@@ -93,7 +98,6 @@ class Baseline:
     path: str = ""
     stale: list[Entry] = field(default_factory=list)
     """Entries that match no case of this checkout's suites at any level (set by :func:`prepare_run`)."""
-
     def lookup(self, case_id: str) -> Entry | None:
         e = self.entries.get(case_id)
         if e is not None:
@@ -221,13 +225,10 @@ def env_of(meta: dict[str, Any]) -> dict[str, str]:
 def local_env() -> dict[str, str]:
     """:func:`env_of` for this machine, asked directly (the test process applies scoped skips before the
     CLI has written run.json)."""
-    from mmacts.backends import gpu
-    from mmacts.report.runinfo import _toolchain
-
     g = gpu.probe()
     return env_of({"gpu": {"usable": g.usable, "name": g.name, "compute_capability": g.sm,
                            "kernel_driver": g.kernel_driver, "driver": g.driver_version},
-                   "toolchain": _toolchain()})
+                   "toolchain": runinfo._toolchain()})
 
 
 # ------------------------------------------------------------------------------------- judging
@@ -312,8 +313,6 @@ def summary(verdicts: list[Verdict], flakes: list[dict[str, Any]], baseline: Bas
 
 
 def write_unexpected(run_dir: Path, verdicts: list[Verdict]) -> Path:
-    from mmacts.report.atomic import write_text_atomic
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["case_id", "expected", "got", "message"])
@@ -330,8 +329,6 @@ def retry_unexpected(run_dir: Path, run_again: Callable[[list[str]], int], retri
     """Re-run unexpected failures up to ``retries`` times (``run_again(extra_pytest_args)`` runs the
     test process once more); append each case's final record with ``attempts``: ``flake`` when it
     passed on a retry, else its last result. Returns the flakes."""
-    from mmacts.core.records import append_jsonl, latest_by_case, read_jsonl
-
     if retries <= 0:
         return []
     jsonl = Path(run_dir) / "results.jsonl"
@@ -404,8 +401,6 @@ def gate(run_dir: Path, baseline: Baseline, run: dict[str, Any] | None = None,
     Entries for another device, driver or ptxas did not apply here ("a waiver whose device never
     ran"): they are named in ``not_applicable``; with ``strict`` each is an unexpected result too,
     as is an entry that matches no case (``matching_none``, found before the run by prepare_run)."""
-    from mmacts.core.records import latest_by_case, read_jsonl
-
     records = latest_by_case(read_jsonl(Path(run_dir) / "results.jsonl"))
     applying, elsewhere = baseline.for_env(env_of(run or {}))
     verdicts = judge(records, applying)
@@ -428,8 +423,6 @@ def gate(run_dir: Path, baseline: Baseline, run: dict[str, Any] | None = None,
 
 
 def write_waived(run_dir: Path, rows: list[dict[str, Any]]) -> Path:
-    from mmacts.report.atomic import write_text_atomic
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     cols = ["case_id", "got", "expect", "bug", "reason", "entry"]
@@ -518,7 +511,7 @@ def main(argv: list[str]) -> int:
                   f"({', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'every case expected to pass'})"
                   + (f"; made on {b.made_on}" if b.made_on else ""))
             return 0
-        from mmacts.report.cli import ReportInputError, read_meta, run_records
+        from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
         try:
             meta = read_meta(args.run)
@@ -555,8 +548,6 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
     """Check a run's selection and baseline before anything is started or written (bad input: UsageError).
     ``strict`` (``--strict-expectations``): an entry that matches no case of any suite at any level is
     such bad input (a stale ``skip`` would silently leave a GPU-hanging case in the run)."""
-    from mmacts.runner.select import Selection, _usage, cases, check_exact_names, substring_hints
-
     sel = Selection.from_args(ns)
     check_exact_names(suites, level, sel)
     if retries < 0:
@@ -585,7 +576,6 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
 def all_case_ids() -> list[str]:
     """Every case ID of every suite of this checkout (the full level holds the others' cases)."""
     from mmacts.core.suites import suite_names
-    from mmacts.runner.select import suite_cases
 
     out = []
     for name in suite_names():

@@ -6,17 +6,22 @@ import sys
 
 import numpy as np
 
+from mmacts.backends import execute  # module attributes: tests patch execute.vm_reason
 from mmacts.cases.model import Case
+from mmacts.compare.mismatch_map import render
+from mmacts.core.driver import Driver, as_driver
 from mmacts.core.suites import load_driver, suite_names
+from mmacts.ptxvm.trace import Tracer
+from mmacts.report.run_dir import ReportInputError, read_meta, run_records
 
 
-def find_case(case_id: str) -> tuple[object, Case] | None:
+def find_case(case_id: str) -> tuple[Driver, Case] | None:
     """Search every suite at the ``full`` level for ``case_id``."""
     for name in suite_names():
         driver = load_driver(name)
         for case in driver.cases("full"):
             if case.case_id == case_id:
-                return driver, case
+                return as_driver(driver), case
     return None
 
 
@@ -81,13 +86,13 @@ def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_line
             _show("ptxas", res.log)
     except Exception as exc:
         _show("SASS", f"unavailable: {exc}")
-    if getattr(driver, "compile_only", False):
+    if driver.compile_only:
         return 0
     np.set_printoptions(linewidth=160, threshold=sys.maxsize if full else 256, edgeitems=4)
     inputs = driver.make_inputs(case)
-    describe = getattr(driver, "describe", None)
-    if describe is not None:
-        _show("descriptors and operands (decoded)", describe(case, inputs))
+    described = driver.describe(case, inputs)
+    if described is not None:
+        _show("descriptors and operands (decoded)", described)
     elif getattr(inputs, "programs", None) is not None:
         from mmacts.runner.explain_tcgen05 import sections
 
@@ -108,7 +113,6 @@ def _run_record(run_dir: str, case_id: str) -> dict | str:
     """The last record of ``case_id`` in a finished run, or a one-line reason."""
     from pathlib import Path
 
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
 
     try:
         read_meta(Path(run_dir))
@@ -121,8 +125,6 @@ def _run_record(run_dir: str, case_id: str) -> dict | str:
 
 
 def _got_vs_want(driver: object, case: Case, rec: dict, exp: object) -> str:
-    from mmacts.compare.mismatch_map import render
-
     head = [f"{k}: {rec.get(k)}" for k in ("status", "backend", "device", "mismatches", "max_abs_err",
                                             "max_ulp_err", "first_mismatch", "message") if rec.get(k) is not None]
     mm = rec.get("mismatch_map")
@@ -131,11 +133,9 @@ def _got_vs_want(driver: object, case: Case, rec: dict, exp: object) -> str:
     if rec.get("status") not in ("fail", "observed", "xfail") or not rec.get("mismatches"):
         return "\n".join([*head, "", "no mismatching elements recorded"])
     # an older run kept no map: re-run the case on the PTX VM and say that this is the model's answer
-    from mmacts.backends.execute import Executor, vm_reason
-
-    if vm_reason(driver, case) is not None:  # type: ignore[arg-type]
+    if execute.vm_reason(driver, case) is not None:  # type: ignore[arg-type]
         return "\n".join([*head, "", "the run stored no mismatch map and this case does not run on the PTX VM"])
-    again = Executor("model").execute(driver, case)  # type: ignore[arg-type]
+    again = execute.Executor("model").execute(driver, case)  # type: ignore[arg-type]
     mm = again.get("mismatch_map")
     note = ("the run stored no mismatch map; the PTX VM re-ran the case "
             f"(status {again.get('status')}): this map is the MODEL's, not the run's {rec.get('backend')} answer")
@@ -157,10 +157,7 @@ def parse_threads(spec: str) -> tuple[tuple[int, int], ...]:
 
 
 def _trace(driver: object, case: Case, threads: str, max_lines: int) -> int:
-    from mmacts.backends.execute import Executor, vm_reason
-    from mmacts.ptxvm.trace import Tracer
-
-    why = vm_reason(driver, case)  # type: ignore[arg-type]
+    why = execute.vm_reason(driver, case)  # type: ignore[arg-type]
     if why is not None:
         print(f"mmacts: error: {case.case_id} does not run on the PTX VM: {why}", file=sys.stderr)
         return 2
@@ -171,7 +168,7 @@ def _trace(driver: object, case: Case, threads: str, max_lines: int) -> int:
         return 2
     print(f"===== PTX VM trace (CTA:thread {', '.join(f'{c}:{t}' for c, t in chosen)})")
     tracer = Tracer(chosen, max_lines)
-    rec = Executor("model", vm_trace=tracer).execute(driver, case)  # type: ignore[arg-type]
+    rec = execute.Executor("model", vm_trace=tracer).execute(driver, case)  # type: ignore[arg-type]
     print()
     _show("result on the PTX VM", f"status: {rec['status']}\nmessage: {rec['message']}")
     return 0

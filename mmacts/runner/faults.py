@@ -42,7 +42,7 @@ from typing import Any
 
 from mmacts.backends.cuda_errors import is_sticky_cuda_error
 from mmacts.cases.status import CRASH
-from mmacts.core.records import append_jsonl, empty_record
+from mmacts.core.records import append_jsonl, empty_record, read_jsonl
 from mmacts.report.atomic import write_text_atomic
 
 EXIT_CODE = 75
@@ -330,8 +330,6 @@ def record_lost_inflight(out: Path, owner: dict[str, Any] | None, host: str, boo
     SIGTERM, ``kill -9`` of ``mmacts run``): the case was interrupted, not at fault, and the resume
     runs it. Either way the stale notes are removed, so a resumed process that dies before its first
     case is not blamed on them. Returns the case IDs recorded as crash."""
-    from mmacts.core.records import read_jsonl
-
     notes = [Path(out) / INFLIGHT_FILE, *sorted(Path(out).glob(".worker-*.running.json"))]
     running: list[dict[str, Any]] = []
     for note in notes:

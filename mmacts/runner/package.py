@@ -32,6 +32,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mmacts.core.records import RecordsError, latest_by_case, read_records
+from mmacts.core.suites import REPO_ROOT
+from mmacts.report.run_dir import ReportInputError, read_meta, run_records
+from mmacts.runner.select import Selection, cases
+
 SCHEMA = "mmacts-package/1"
 FILES = ("run.json", "results.jsonl", "results.parquet", "results.csv", "junit.xml", "index.html",
          "unexpected.csv", "waived.csv")
@@ -49,8 +54,6 @@ def _sha(data: bytes) -> str:
 
 def code_hash(root: Path | None = None) -> str:
     """SHA-256 over the path and bytes of every ``*.py`` of the suite code (sorted): which code made a run."""
-    from mmacts.core.suites import REPO_ROOT
-
     root = root or REPO_ROOT
     h = hashlib.sha256()
     for d in CODE_DIRS:
@@ -64,7 +67,6 @@ def code_hash(root: Path | None = None) -> str:
 def expected_ids(options: dict[str, Any]) -> list[str]:
     """The case IDs a run with these options selects in this checkout (its shard included)."""
     from mmacts.runner.plugin import shard_of
-    from mmacts.runner.select import Selection, cases
 
     sel = Selection.from_args(argparse.Namespace(
         k=options.get("k"), rows=options.get("rows"), arch=options.get("arch"), caselist=options.get("caselist"),
@@ -83,9 +85,6 @@ def _ids_hash(ids: list[str]) -> str:
 
 def pack(run_dir: Path, out: Path) -> dict[str, Any]:
     """Write the package of a completed run; returns its manifest."""
-    from mmacts.core.records import latest_by_case
-    from mmacts.report.cli import ReportInputError, read_meta, run_records
-
     run_dir = Path(run_dir)
     try:
         meta = read_meta(run_dir)
@@ -148,8 +147,6 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 def verify(path: Path) -> tuple[list[str], list[str]]:
     """(problems, notes) of a package: see the module docstring."""
-    from mmacts.core.records import RecordsError, latest_by_case, read_records
-
     manifest, blobs = _read(path)
     problems, notes = [], []
     listed = manifest.get("files") or {}

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
+from mmacts.runner import lifeline
+
 
 def main() -> None:
-    from mmacts.runner import lifeline
-
     lifeline.from_environment()  # a test process never outlives the ``mmacts run`` that started it
     import pytest
 

@@ -13,14 +13,13 @@ import io
 import re
 
 from mmacts.cases.model import LEVELS
+from mmacts.runner import cli
 
 _CASES = re.compile(r"^# (\d+) cases at level (\w+)")
 _COVERAGE = re.compile(r"^# (\d+) cited rows covered by a failing mutant, (\d+) by citation only")
 
 
 def _list(*argv: str) -> str:
-    from mmacts.runner import cli
-
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         rc = cli.main(["list", *argv, "--rows-only"])

@@ -17,6 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from mmacts import ptxvm  # module attributes: tests patch ptxvm.load_module, execute.vm_reason
+from mmacts.backends import assembler, execute
+from mmacts.backends.cuda_runtime import RecordingModule
+from mmacts.backends.execute import vm_profile
+from mmacts.compare.compare import compare
+from mmacts.core.driver import as_driver
+from mmacts.runner.explain import _run_record, find_case
+
 OUT_FILL = 0xFF
 """Output buffers start as 0xFF bytes, as the cuda runtime and the PTX VM fill them."""
 
@@ -29,13 +37,12 @@ class ReproError(Exception):
 
 
 def _refusal(driver: Any, case: Any) -> str | None:
-    from mmacts.backends.execute import vm_reason
-
-    if getattr(driver, "compile_only", False):
+    driver = as_driver(driver)
+    if driver.compile_only:
         return f"{case.case_id}: suite {case.suite} is compile-only (no kernel is launched)"
-    if hasattr(driver, "run_case") or not hasattr(driver, "launch"):
+    if driver.judges_own_cases:
         return f"{case.case_id}: suite {case.suite} has no kernel launch to reproduce (it judges its cases itself)"
-    why = vm_reason(driver, case)
+    why = execute.vm_reason(driver, case)
     if why is not None:
         return (f"{case.case_id}: the case runs on a record-level model, not a kernel on the PTX VM ({why}); "
                 "no expected output buffer can be made")
@@ -44,13 +51,8 @@ def _refusal(driver: Any, case: Any) -> str | None:
 
 def capture(driver: Any, case: Any) -> dict[str, Any]:
     """The one launch ``launch`` makes for ``case`` alone, its inputs and the expected output buffers."""
-    from mmacts.backends.cuda_runtime import RecordingModule
-    from mmacts.backends.execute import vm_profile
-    from mmacts.compare.compare import compare
-    from mmacts.ptxvm import load_module
-
     inputs = driver.make_inputs(case)
-    vm = load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
+    vm = ptxvm.load_module(driver.module_ptx(case), case.arch, profile=vm_profile(driver, case))
     rec = RecordingModule(b"")
     rec.rt.info = vm.rt.info  # type: ignore[attr-defined]  # a driver that asks the device's compute capability
     driver.launch([case], [inputs], rec)
@@ -160,8 +162,6 @@ Both print got vs want in hex for the first differing 32-bit words and exit 1 on
 
 
 def make(case_id: str, out: str, run_dir: str | None = None) -> Path:
-    from mmacts.runner.explain import _run_record, find_case
-
     found = find_case(case_id)
     if found is None:
         raise ReproError(f"no case with id {case_id!r} (try `mmacts list --level full`)")
@@ -174,7 +174,6 @@ def make(case_id: str, out: str, run_dir: str | None = None) -> Path:
         run_rec = _run_record(run_dir, case_id)
         if isinstance(run_rec, str):
             raise ReproError(run_rec)
-    from mmacts.backends import assembler
 
     ptx = driver.module_ptx(case)
     res = assembler.assemble(ptx, case.arch)

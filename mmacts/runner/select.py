@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from mmacts.core.suites import SUITES_DIR, load_driver
 from mmacts.runner.errors import UsageError
 
 _ROW = re.compile(r"^(T\d+(\.\d+)?|S\d+(\.\d+)*)$")
@@ -223,8 +224,6 @@ def suite_cases(name: str, level: str) -> tuple[Any, ...]:
     driver object under the same name (a test that swaps it) is asked afresh, and
     :func:`clear_case_cache` forgets everything.
     """
-    from mmacts.core.suites import SUITES_DIR, load_driver
-
     driver = load_driver(name)
     key = (name, level)
     hit = _SUITE_CASES.get(key)

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from mmacts.core.records import RECORD_KEY
+from mmacts.runner.faults import case_record
+from mmacts.runner.select import Selection, parse_fraction, read_caselist, split_list
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,8 +39,6 @@ def _case_of(item: Any) -> Any:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    from mmacts.runner.select import Selection, parse_fraction, read_caselist, split_list
-
     cl, mand = config.getoption("--mmacts-caselist"), config.getoption("--mmacts-mandatory")
     sel = Selection(rows=split_list([config.getoption("--mmacts-rows") or ""]),
                     arch=split_list([config.getoption("--mmacts-arch") or ""]),
@@ -83,7 +83,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     entry = baseline.lookup(case.case_id)
     if entry is None or entry.expect != "skip":
         return None
-    from mmacts.runner.faults import case_record
 
     msg = f"expectations: {entry.reason}"
     pyfuncitem.user_properties.append((RECORD_KEY, case_record(case, "skip", msg)))

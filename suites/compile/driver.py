@@ -8,9 +8,9 @@ generic compile backend assembles :meth:`CompileDriver.module_ptx` and judges it
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from mmacts.cases.model import Case
+from mmacts.core.driver import Driver
 from mmacts.ptx.compile_forms import build_module
 from suites.compile.cases import SUITE, build_cases
 
@@ -20,8 +20,8 @@ def _all_cases() -> tuple[Case, ...]:
     return tuple(build_cases())
 
 
-class CompileDriver:
-    """Driver of the ``compile`` suite (compile-only: the run/model methods are not provided)."""
+class CompileDriver(Driver):
+    """Driver of the ``compile`` suite (compile-only: the run methods are :class:`Driver`'s, which refuse)."""
 
     suite = SUITE
     compile_only = True
@@ -33,18 +33,6 @@ class CompileDriver:
     def module_ptx(self, case: Case) -> str:
         """The complete module for ``case`` (its form, target and PTX ISA version)."""
         return build_module(case.form, case.arch, case.form.get("ptx_version"))
-
-    def make_inputs(self, case: Case) -> Any:
-        raise NotImplementedError("compile suite: nothing to run")
-
-    def expected(self, case: Case, inputs: Any) -> Any:
-        raise NotImplementedError("compile suite: the expectation is case.expect")
-
-    def run_record_model(self, case: Case, inputs: Any) -> Any:
-        raise NotImplementedError("compile suite: nothing to run")
-
-    def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[Any]:
-        raise NotImplementedError("compile suite: nothing to run")
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
         return "compile-only suite: runs under --backend compile"

@@ -26,6 +26,7 @@ from reference.tcgen05 import idesc as ID
 from reference.tcgen05 import smem_desc as SD
 from reference.tcgen05 import smem_image as SI
 from reference.tcgen05 import zero_col_mask as ZC
+from reference.tcgen05.smem_image import decode_operand
 from suites.descriptors import spec_readings as R
 from suites.tcgen05_blockscale.cases import smem_walk_rows
 
@@ -278,8 +279,6 @@ def t53_k_major_32b_atom_check() -> Check:
         return {"word": word}
 
     def run(inp: dict[str, Any]) -> np.ndarray:
-        from reference.tcgen05.smem_image import decode_operand
-
         try:
             decode_operand(np.zeros(4096, np.uint8), inp["word"], mn=8, k=32, major="K", elem="b8")
         except ValueError:

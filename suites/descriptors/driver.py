@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx.compile_forms import build_module, instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target
 from suites.descriptors import checks as C
@@ -73,8 +73,9 @@ def _case(chk: C.Check) -> Case:
                 runtime={"check": chk.name}, recipe="known-answer", xfail=chk.xfail)
 
 
-class DescriptorsDriver:
-    """Implements ``mmacts.core.driver.Driver`` for the descriptor known-answer checks."""
+class DescriptorsDriver(Driver):
+    """The descriptor known-answer checks as a suite (no kernel of its own: ``launch`` skips, the model
+    backend runs the reference decoders through ``run_record_model``)."""
 
     suite = SUITE
 

@@ -20,10 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx import instructions as ins
 from mmacts.ptx import mma_sync_kernels as kern
+from mmacts.spec import catalog
+from mmacts.spec import queries as q
+from reference import formats as F
+from reference.gemm import exact_gemm
 from reference.mma_sync import fragments as fr
 from reference.mma_sync import recipes
 from reference.mma_sync import scales as sc
@@ -68,9 +73,6 @@ def instruction_text(form: BlockScaleForm) -> str:
 
 
 def enumerate_cases() -> list[Case]:
-    from mmacts.spec import catalog
-    from mmacts.spec import queries as q
-
     cat = catalog.load()
     out: list[Case] = []
     for fi, combo in enumerate(q.mma_sync_blockscale_combos(cat)):
@@ -133,7 +135,7 @@ def _sel(case: Case) -> sc.Selectors:
     return sc.Selectors(r["bida"], r["tida"], r["bidb"], r["tidb"])
 
 
-class BlockScaleDriver:
+class BlockScaleDriver(Driver):
     """Implements :class:`mmacts.core.driver.Driver` for mma.sync block_scale."""
 
     suite = SUITE
@@ -161,9 +163,6 @@ class BlockScaleDriver:
     def expected(self, case: Case, inputs: dict[str, Any]) -> Expectation:
         """Exact answer from the logical matrices via ``reference.gemm`` + ``reference.formats``
         (an implementation independent of this package's fragment and value tables)."""
-        from reference import formats as F
-        from reference.gemm import exact_gemm
-
         form, lg = _form(case), inputs["logical"]
         want = exact_gemm(F.decode(form.atype, lg.a), F.decode(form.btype, lg.b), lg.c.astype(np.float64),
                           scale_a=F.decode(form.stype, lg.sfa), scale_b=F.decode(form.stype, lg.sfb))
@@ -181,8 +180,6 @@ class BlockScaleDriver:
         return LaunchResult(fr.decode_f32(execute(_form(case), inputs["regs"])))
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
-        from mmacts.backends import cuda_runtime as cr
-
         mod = cr.as_module(module)
         rt = mod.rt
         regs: list[RegisterImage] = [x["regs"] for x in inputs]
@@ -203,8 +200,6 @@ class BlockScaleDriver:
 
     def describe(self, case: Case, inputs: dict[str, Any]) -> str:
         """What ``mmacts explain`` shows: the logical operands, the scales and where the selectors put them."""
-        from reference import formats as F
-
         form, lg, regs, sel = _form(case), inputs["logical"], inputs["regs"], _sel(case)
         lanes_a = sorted(int(x) for x in sc.sfa_lane(np.arange(16), sel.tida))
         lanes_b = sorted(int(x) for x in sc.sfb_lane(np.arange(8), sel.tidb))

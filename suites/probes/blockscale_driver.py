@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
 from mmacts.cases.model import Case
 from mmacts.core.driver import Expectation, LaunchResult
 from suites.probes import blockscale_paths as P
 from suites.probes.blockscale_probes import bs_probe, vectors
 from suites.probes.blockscale_recover import classify, marginal_answer, probes_for, recover_bs
+from suites.probes.blockscale_vectors import stack_bs
 from suites.probes.recover import to_bits
 
 SUITE = "probes"
@@ -64,7 +66,6 @@ def planted_values(path_name: str) -> np.ndarray:
     """Every vector of the path (recover order) under its planted hypothesis."""
     path = P.BS_PATHS[path_name]
     vs = [v for p in probes_for(path.form, path.tcgen05) for v in vectors(p, path.form)]
-    from suites.probes.blockscale_vectors import stack_bs
 
     return np.asarray(P.reference_bs_evaluator(path.planted)(path.form, stack_bs(path.form, vs)), dtype=np.float64)
 
@@ -135,8 +136,6 @@ def result(case: Case, values: np.ndarray, kernel_us: float | None = None) -> La
 
 def run_record_model(case: Case, inputs: dict[str, Any]) -> LaunchResult:
     """Planted hypothesis on what the instruction would read (mma.sync: decoded register images)."""
-    from suites.probes.blockscale_vectors import stack_bs
-
     path = path_of(case)
     x = P.mma_sync_decode(path.form, inputs["images"]) if "images" in inputs else stack_bs(path.form,
                                                                                           inputs["vectors"])
@@ -153,8 +152,6 @@ def module_ptx(case: Case) -> str:
 
 def launch(cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
     """All cases of one path in one launch."""
-    from mmacts.backends import cuda_runtime as cr
-
     path = path_of(cases[0])
     cc = tuple(getattr(cr.as_module(module).rt.info, "compute_capability", (0, 0)))
     reason = path.supported(cc)  # type: ignore[arg-type]

@@ -25,8 +25,23 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
+from mmacts.ptx import mma_sync_kernels as kern
+from mmacts.ptx import tcgen05_kernels as K
+from reference import formats as F
+from reference import gemm as G
+from reference import numeric_model as NM
+from reference.mma_sync import fragments as fr
+from reference.mma_sync import recipes
+from reference.mma_sync import scales as sc
+from reference.mma_sync.model import BlockScaleForm
+from reference.tcgen05_model import machine
+from suites.mma_sync_blockscale.driver import instruction_text
 from suites.probes.blockscale_model import BSParams, evaluate
 from suites.probes.blockscale_vectors import FORMS, ML_DTYPES, BSArrays, BSForm, BSVector, element_codes, stack_bs
+from suites.tcgen05_blockscale import build as B
+from suites.tcgen05_blockscale import cases as C
+from suites.tcgen05_blockscale.driver import _allow_smem, _form
 
 
 @dataclass(frozen=True)
@@ -51,8 +66,6 @@ class BSPath:
             from mmacts.ptx.tcgen05_kernels import KernelForm
 
             return KernelForm(f.kind, f.scale_vec, arch=self.arch).instruction()
-        from reference.mma_sync.model import BlockScaleForm
-        from suites.mma_sync_blockscale.driver import instruction_text
 
         return instruction_text(BlockScaleForm(f.kind, f.etype, f.etype, f.stype, f.scale_vec))
 
@@ -86,9 +99,6 @@ def reference_bs_evaluator(model: Any):
     """(form, arrays) -> d through ``reference.numeric_model.dot`` with ``reference.formats``'s
     readings of the scale codes (an implementation independent of this package's model);
     enable-input-d = false reads C as 0."""
-    from reference import formats as F
-    from reference import numeric_model as NM
-
     def run(form: BSForm, x: BSArrays) -> np.ndarray:
         sa = F.decode(form.stype, x.sa.astype(np.uint8))
         sb = F.decode(form.stype, x.sb.astype(np.uint8))
@@ -107,14 +117,10 @@ def model_evaluator(p: BSParams):
 
 
 def _bsform(form: BSForm):
-    from reference.mma_sync.model import BlockScaleForm
-
     return BlockScaleForm(form.kind, form.etype, form.etype, form.stype, form.scale_vec)
 
 
 def _encode_chunk(form: BSForm, x: BSArrays, sel) -> Any:
-    from reference.mma_sync import recipes
-
     n = len(x)
     a = np.zeros((n, 16, form.k), dtype=np.uint8)
     b = np.zeros((n, form.k, 8), dtype=np.uint8)
@@ -136,8 +142,6 @@ def mma_sync_images(form: BSForm, vectors: Sequence[BSVector]) -> dict[str, np.n
     The scale encoder fills unselected lanes/bytes with poison codes that must differ from every
     real code of its batch; a batch whose probe codes leave too few poison values is split.
     """
-    from reference.mma_sync import scales as sc
-
     sel = sc.all_selectors(form.scale_vec)[0]
     x = stack_bs(form, vectors)
 
@@ -153,7 +157,6 @@ def mma_sync_images(form: BSForm, vectors: Sequence[BSVector]) -> dict[str, np.n
 
     parts = enc(0, len(vectors))
     cat = {k: np.concatenate([getattr(r, k) for r in parts]) for k in ("a", "b", "c", "sfa", "sfb")}
-    from mmacts.ptx import mma_sync_kernels as kern
 
     cat["sel"] = np.array(kern.pack_selectors([sel.as_tuple()] * len(vectors)), dtype=np.uint32)
     return cat
@@ -161,9 +164,6 @@ def mma_sync_images(form: BSForm, vectors: Sequence[BSVector]) -> dict[str, np.n
 
 def mma_sync_decode(form: BSForm, img: dict[str, np.ndarray]) -> BSArrays:
     """What the instruction reads back from the images: row 0 of A, column 0 of B, their SFs, C[0][0]."""
-    from reference.mma_sync import fragments as fr
-    from reference.mma_sync import scales as sc
-
     sel = sc.all_selectors(form.scale_vec)[0]
     bits = 8 if form.etype != "e2m1" else 4
     shift = fr.container_shift(form.kind, form.etype)
@@ -180,8 +180,6 @@ def mma_sync_decode(form: BSForm, img: dict[str, np.ndarray]) -> BSArrays:
 
 
 def mma_sync_module_ptx(form: BSForm) -> str:
-    from mmacts.ptx import mma_sync_kernels as kern
-
     return kern.mma_sync_blockscale_module(form.kind, form.etype, form.etype, form.stype, form.scale_vec,
                                            arch="sm_120a")
 
@@ -189,10 +187,6 @@ def mma_sync_module_ptx(form: BSForm) -> str:
 def run_mma_sync_gpu(form: BSForm, vectors: Sequence[BSVector], module: Any) -> tuple[np.ndarray | None, float | None,
                                                                                          str]:
     """Launch every vector (one warp each); returns (D[0][0] values, kernel us, status)."""
-    from mmacts.backends import cuda_runtime as cr
-    from mmacts.ptx import mma_sync_kernels as kern
-    from reference.mma_sync import fragments as fr
-
     img = mma_sync_images(form, vectors)
     mod = cr.as_module(module)
     rt = mod.rt
@@ -213,16 +207,12 @@ TC_N = 128
 def tcgen05_case(form: BSForm):
     """A tcgen05 suite case of the probe's shape (M = N = 128, cta_group::1, dense, SF via st,
     C preloaded into D: enable-input-d is switched off afterwards where a vector asks)."""
-    from suites.tcgen05_blockscale import cases as C
-
     return C.make_case("standard", form.kind, form.scale_vec, m=128, n=TC_N, atype=form.etype, btype=form.etype,
                        stype=form.stype, recipe="random", enable_d=True)
 
 
 def _gemm_data(form: BSForm, x: BSArrays):
     """GemmData of one chunk (<= 128 vectors): vector i on the diagonal, everything else 0 x 0."""
-    from reference import gemm as G
-
     n = len(x)
     a = np.zeros((128, form.k), dtype=np.uint8)
     b = np.zeros((form.k, TC_N), dtype=np.uint8)
@@ -244,8 +234,6 @@ def _recipe(data):
     Why a swap: ``suites.tcgen05_blockscale.build.build`` draws its own data; the probes need the
     same encoders with chosen data, and that builder is another suite's file (read-only here).
     """
-    from suites.tcgen05_blockscale import build as B
-
     saved = B.random_data
     B.random_data = lambda *args, **kw: data
     try:
@@ -280,17 +268,11 @@ def _order(vectors: Sequence[BSVector]) -> list[int]:
 
 
 def tcgen05_module_ptx(form: BSForm) -> str:
-    from mmacts.ptx import tcgen05_kernels as K
-
     return K.module_ptx(K.KernelForm(form.kind, form.scale_vec, arch="sm_100a"))
 
 
 def tcgen05_model_diagonal(form: BSForm, vectors: Sequence[BSVector], arithmetic: str) -> np.ndarray:
     """D[i][i] of every chunk through the tcgen05 machine model (placement check, not a hypothesis)."""
-    from reference.tcgen05_model import machine
-    from suites.tcgen05_blockscale import build as B
-    from suites.tcgen05_blockscale.driver import _form
-
     vals = []
     for case, inp, n in tcgen05_inputs(form, vectors):
         dumps = machine.run(_form(case), inp.programs, machine.Hypotheses(arithmetic=arithmetic))
@@ -304,12 +286,7 @@ def tcgen05_model_diagonal(form: BSForm, vectors: Sequence[BSVector], arithmetic
 def run_tcgen05_gpu(form: BSForm, vectors: Sequence[BSVector], module: Any) -> tuple[np.ndarray | None, float | None,
                                                                                        str]:
     """Launch every chunk (one CTA each) with the tcgen05 suite's kernel; D[i][i] per vector."""
-    from mmacts.backends import cuda_runtime as CR
-    from mmacts.ptx import tcgen05_kernels as K
-    from suites.tcgen05_blockscale import build as B
-    from suites.tcgen05_blockscale.driver import _allow_smem, _form
-
-    mod = CR.as_module(module)
+    mod = cr.as_module(module)
     chunks = tcgen05_inputs(form, vectors)
     kform = _form(chunks[0][0])
     progs = [p for _, inp, _ in chunks for p in inp.programs]

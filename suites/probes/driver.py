@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
+from suites.probes.hardware import evaluate_on_gpu, module_ptx_for
 from suites.probes.models import PATH_MODELS, reference_evaluator
 from suites.probes.recover import Recovery, marginal_answer, recover, to_bits
 from suites.probes.vectors import Vector, stack
@@ -81,7 +82,7 @@ GPU_PATHS = ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a")
 """E4M3 probe paths that have a kernel (the others are record-model only)."""
 
 
-class ProbesDriver:
+class ProbesDriver(Driver):
     """Implements :class:`mmacts.core.driver.Driver` for the numeric probes."""
 
     suite = SUITE
@@ -99,8 +100,6 @@ class ProbesDriver:
         return [c for c in out if c.in_level(level)]
 
     def module_ptx(self, case: Case) -> str:
-        from suites.probes.hardware import module_ptx_for
-
         if BS.is_blockscale(case):
             return BS.module_ptx(case)
 
@@ -156,8 +155,6 @@ class ProbesDriver:
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
-        from suites.probes.hardware import evaluate_on_gpu
-
         if BS.is_blockscale(cases[0]):
             return BS.launch(cases, inputs, module)
         path = cases[0].form["path"]

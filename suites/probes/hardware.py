@@ -19,6 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
+from mmacts.ptx import mma_sync_kernels as kern
+from reference.mma_sync import fragments as fr
+from suites.hopper_validation import wgmma_layout as wl
 from suites.probes.vectors import K, Vector, e4m3_codes, stack
 
 MMA_ARCH_OF_CC: dict[tuple[int, int], str] = {(9, 0): "sm_90a", (12, 0): "sm_120a", (10, 0): "sm_100a"}
@@ -28,8 +32,6 @@ WG_IMG_BYTES = 4096  # A (64 x 32 B) at 0, B (64 x 32 B) at 2048; one K = 32 ste
 
 def mma_sync_operands(vectors: Sequence[Vector]) -> dict[str, np.ndarray]:
     """Register images (one warp per vector) for ``mma_fp8`` with f32 C/D."""
-    from reference.mma_sync import fragments as fr
-
     a, b, c = stack(vectors)
     n = len(vectors)
     A = np.zeros((n, 16, K), dtype=np.uint8)
@@ -43,15 +45,11 @@ def mma_sync_operands(vectors: Sequence[Vector]) -> dict[str, np.ndarray]:
 
 def mma_sync_result(d_regs: np.ndarray) -> np.ndarray:
     """D[0][0] of every warp's D register image [n, 32, 4]."""
-    from reference.mma_sync import fragments as fr
-
     return fr.decode_f32(d_regs)[:, 0, 0].astype(np.float64)
 
 
 def wgmma_operands(vectors: Sequence[Vector]) -> dict[str, Any]:
     """Shared-memory images + descriptors (one warpgroup per 64 vectors) for ``wgmma``."""
-    from suites.hopper_validation import wgmma_layout as wl
-
     a, b, c = stack(vectors)
     n = len(vectors)
     w = -(-n // 64)
@@ -79,8 +77,6 @@ def wgmma_operands(vectors: Sequence[Vector]) -> dict[str, Any]:
 
 
 def wgmma_result(d_regs: np.ndarray, n: int) -> np.ndarray:
-    from suites.hopper_validation import wgmma_layout as wl
-
     D = wl.decode_d(d_regs, WG_N)
     idx = np.arange(64)
     return D[:, idx, idx].reshape(-1)[:n].astype(np.float64)
@@ -88,9 +84,6 @@ def wgmma_result(d_regs: np.ndarray, n: int) -> np.ndarray:
 
 def launch_mma_sync(module: Any, vectors: Sequence[Vector]) -> tuple[np.ndarray, float | None, str]:
     """Run the vectors through ``mma_fp8``; (values, kernel_us, status)."""
-    from mmacts.backends import cuda_runtime as cr
-    from mmacts.ptx import mma_sync_kernels as kern
-
     mod = cr.as_module(module)
     rt = mod.rt
     ops = mma_sync_operands(vectors)
@@ -106,8 +99,6 @@ def launch_mma_sync(module: Any, vectors: Sequence[Vector]) -> tuple[np.ndarray,
 
 def launch_wgmma(module: Any, vectors: Sequence[Vector]) -> tuple[np.ndarray, float | None, str]:
     """Run the vectors through ``wgmma`` (m64n64k32 e4m3, C used); (values, kernel_us, status)."""
-    from mmacts.backends import cuda_runtime as cr
-
     mod = cr.as_module(module)
     rt = mod.rt
     ops = wgmma_operands(vectors)
@@ -122,8 +113,6 @@ def launch_wgmma(module: Any, vectors: Sequence[Vector]) -> tuple[np.ndarray, fl
 
 def module_ptx_for(path: str) -> str:
     """PTX of the kernel a path runs (the same module the suite's cases name)."""
-    from mmacts.ptx import mma_sync_kernels as kern
-
     kind, arch = path.split(".")
     if kind == "mma_sync":
         return kern.mma_sync_fp8_module("e4m3", "e4m3", dtype="f32", arch=arch)

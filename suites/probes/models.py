@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from reference import numeric_model as nm
+
 Evaluator = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 PATH_MODELS: dict[str, str] = {
@@ -25,8 +27,6 @@ PATH_MODELS: dict[str, str] = {
 
 def reference_evaluator(name: str, out_format: str = "fp32", in_format: str = "e4m3") -> Evaluator:
     """``(a, b, c) -> d`` through ``reference.numeric_model.dot`` for the named model."""
-    from reference import numeric_model as nm
-
     def run(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         return nm.dot(name, a, b, c, out_format, in_format=in_format)
 
@@ -35,8 +35,6 @@ def reference_evaluator(name: str, out_format: str = "fp32", in_format: str = "e
 
 def reference_features(name: str, out_format: str = "fp32") -> dict[str, object]:
     """The planted parameters of a reference model, in the feature names ``recover`` reports."""
-    from reference import numeric_model as nm
-
     p = nm.MODELS[name]
     if p.exact:
         raise ValueError(f"{name} is exact accumulation: it has no block parameters")

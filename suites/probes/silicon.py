@@ -23,7 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import assembler, cuda_runtime
+from suites.probes import driver as drv
+from suites.probes.catalog import PROBES
 from suites.probes.hardware import evaluate_on_gpu, module_ptx_for, paths_for
+from suites.probes.recover import recover
 
 
 def build(out_dir: Path) -> dict[str, Any]:  # pragma: no cover - needs ptxas
@@ -31,8 +35,6 @@ def build(out_dir: Path) -> dict[str, Any]:  # pragma: no cover - needs ptxas
 
     The GPU machine then needs no toolchain: ``run --cubins`` loads these files.
     """
-    from mmacts.backends import assembler
-
     out_dir.mkdir(parents=True, exist_ok=True)
     meta: dict[str, Any] = {"ptxas": assembler.ptxas_version(), "paths": {}}
     for path in ("mma_sync.sm_90a", "wgmma.sm_90a", "mma_sync.sm_120a"):
@@ -47,10 +49,6 @@ def build(out_dir: Path) -> dict[str, Any]:  # pragma: no cover - needs ptxas
 
 
 def run(cubins: Path, out: Path) -> int:  # pragma: no cover - needs a GPU
-    from mmacts.backends import cuda_runtime
-    from suites.probes import driver as drv
-    from suites.probes.catalog import PROBES
-    from suites.probes.recover import recover
 
     out.mkdir(parents=True, exist_ok=True)
     info = cuda_runtime.probe()

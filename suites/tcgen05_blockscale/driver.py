@@ -16,7 +16,7 @@ import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
@@ -49,7 +49,7 @@ def device_reason(cc: tuple[int, int], arch: str) -> str | None:
     return f"needs an sm_100-family GPU ({arch}); this device is {have}"
 
 
-class Tcgen05BlockScaleDriver:
+class Tcgen05BlockScaleDriver(Driver):
     """Implements ``mmacts.core.driver.Driver`` for tcgen05.mma block scaling."""
 
     suite = C.SUITE
