@@ -39,12 +39,17 @@ from typing import Any
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.core.driver import Expectation
+from mmacts.ptx.tcgen05_kernels import KernelForm
 from reference import formats as F
 from reference import gemm as G
+from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import encode_idesc
 from reference.tcgen05.smem_image import encode_operand
 from reference.tcgen05_model import machine
 from reference.tcgen05_model.program import CtaProgram, MmaOperands
+from suites.tcgen05_blockscale import build as B
+from suites.tcgen05_blockscale.build import CaseInputs
 
 KIND, M, N, K = "f8f6f4", 128, 64, 32
 WS_SEQUENCES: tuple[tuple[str, ...], ...] = (
@@ -107,7 +112,6 @@ SPARSE_NOTE = ("observe: the sparsity metadata's place in tensor memory is open 
 
 
 def _shape_case(suite: str, sh: Shape) -> Case:
-    from mmacts.ptx.tcgen05_kernels import KernelForm
 
     cg = sh.cta_group
     form = dict(kind=sh.kind, scale_vec=None, cta_group=cg, sparse=sh.sparse, a_tmem=sh.a_tmem, collectors=(None,),
@@ -127,7 +131,6 @@ def _shape_case(suite: str, sh: Shape) -> Case:
 
 def _case(suite: str, cid: str, recipe: str, collectors: tuple[str | None, ...], ws: bool, dol: bool,
           rows: tuple[str, ...], extra: dict[str, Any]) -> Case:
-    from mmacts.ptx.tcgen05_kernels import KernelForm
 
     form = dict(kind=KIND, scale_vec=None, cta_group=1, sparse=False, a_tmem=False, collectors=collectors,
                 arch="sm_100a", block_scale=False, ws=ws, dol=dol)
@@ -182,7 +185,6 @@ def _pad_k(codes: np.ndarray) -> np.ndarray:
 
 def make_inputs(case: Case) -> Any:
     """``build.CaseInputs``-like object: programs, layout, logical A slices, B matrices, C, what D must be."""
-    from suites.tcgen05_blockscale.build import CaseInputs
 
     if case.recipe in SHAPE_RECIPES:
         return make_shape_inputs(case)
@@ -284,8 +286,6 @@ def make_shape_inputs(case: Case) -> Any:
     """Inputs of a ``SHAPES`` case: per-CTA images built with the reference encoders (``smem_image.encode_operand``,
     ``tmem_image.write_a`` / ``d_lane_col``, ``idesc.encode_idesc``); the logical A, B and old D values stay in
     ``extra`` for ``expected_shape`` (the answer never comes from an encoding)."""
-    from reference.tcgen05 import tmem_image as TI
-    from suites.tcgen05_blockscale import build as B
 
     fm, rt = case.form, case.runtime
     kind, fmt, cg, sparse = fm["kind"], rt["atype"], int(fm["cta_group"]), bool(fm["sparse"])
@@ -375,7 +375,6 @@ def expected_shape(inp: Any) -> np.ndarray:
 
 def expectation(case: Case, inp: Any) -> Any:
     """What a plain case must give: exact, except ``.sp`` (observe: AMB-SPARSE-META-TMEM, ``SPARSE_NOTE``)."""
-    from mmacts.core.driver import Expectation
 
     if case.recipe not in SHAPE_RECIPES:
         return Expectation(want=expected_d(inp), mode="exact",
