@@ -115,7 +115,9 @@ to 3 * 2**-17 and D = 0xc293effd, anchored at 14 - 9 = 5 it stays exact and D = 
 D(2, 1) likewise (14336 x 3 * 2**-9 = 84: 0x41937492 -> 0x41937493 = silicon). Every other fp8 mma.sync D
 element of the three records (30,100 dot products with an e4m3 subnormal operand among 67,840) is unchanged,
 and the published B200 fp32/fp16 and H100/H200 fp16 files stay 5000/5000 (2,466 of their vectors hold an e4m3
-subnormal; they do not discriminate). The oracle's ``reference.numeric_model`` keeps the e4m3 emin (untouched).
+subnormal; they do not discriminate). Not for wgmma: QGMMA reads fp8 natively, and the same rule planted on
+``hopper_wgmma_fp8`` breaks 15 wgmma launches of the records (83 D elements). The oracle's
+``reference.numeric_model`` keeps the e4m3 emin (untouched).
 """
 
 

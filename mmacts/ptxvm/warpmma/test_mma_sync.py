@@ -218,7 +218,8 @@ def test_f16_accumulator_form_roundtrip():
     assert np.array_equal(d, c)
 
 
-def _fp8_registers(q: ms.MmaSyncForm, a_row: dict[int, float], b_col: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+def _fp8_registers(q: ms.MmaSyncForm, a_row: dict[int, float],
+                   b_col: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
     """A (row 0) and B (column 0) register images holding the given {k: value}, every other element +0."""
     from mmacts.ptxvm.warpmma import formats as fm
 
