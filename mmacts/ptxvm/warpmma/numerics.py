@@ -12,7 +12,10 @@ mma.sync fp8 (no scales)   sm_90        ``hmma_fp8_emulation``: Hopper lowers fp
                                         F2FP + 2 x HMMA.16816; reproduces the published B200
                                         fp32/fp16 and H100/H200 fp16 files 5000/5000
                                         (``reference.numeric_model``; hopper_validation's
-                                        HMMA_MODEL); fp32 or fp16 output per the D type
+                                        HMMA_MODEL); fp32 or fp16 output per the D type;
+                                        blocks anchored on the operands' f16 exponents
+                                        (:data:`HMMA_OPERAND_FORMAT`: after F2FP an e4m3
+                                        subnormal is a normal f16)
 mma.sync fp8 (no scales)   sm_100       ``hmma_fp8_emulation`` (same lowering, per the model's
                                         source note; the published B200 data come from it)
 mma.sync fp8 (no scales)   sm_120       ``ada_qmma_fp8``: native QMMA; what the probes plant
@@ -98,11 +101,43 @@ def profile(path: str, arch: str) -> str | nm.ModelParams:
                          f"{', '.join(a for p, a in DEVICE_PROFILES if p == path)})") from None
 
 
+HMMA_OPERAND_FORMAT: dict[str, str] = {"hmma_fp8_emulation": "fp16"}
+"""Model name -> the format the operands have when the block FMA aligns them (the F2FP lowering's rule).
+
+Why: Hopper lowers fp8 mma.sync to F2FP (fp8 -> f16, exact) + HMMA.16816, so the HMMA anchors each block on
+the *f16* exponents of its operands. An e4m3 subnormal (2**-9 .. 7 * 2**-9) is a normal f16 and counts at its
+own exponent, not at e4m3's emin -6 (e5m2 and f16 share emin -14: nothing changes for e5m2). With the e4m3 emin
+an anchor can sit up to 3 binades too high and truncate a small product of the block that silicon keeps.
+Evidence (register AMB-MMASYNC-FP8-SUBNORMAL-ANCHOR): ``validation/fuzz-tc/h200-2026-11-25-heldout2``
+launch ``s33.0001.mma_sync`` (e5m2 x e4m3 -> f32), case 4 D(1, 2): the block {k mod 4 in 0, 1} holds
+-16384 x 2**-9 = -32 (e4m3 subnormal b) and 27 * 2**-20; anchored at 14 - 6 = 8 the small product truncates
+to 3 * 2**-17 and D = 0xc293effd, anchored at 14 - 9 = 5 it stays exact and D = 0xc293effc = silicon; case 7
+D(2, 1) likewise (14336 x 3 * 2**-9 = 84: 0x41937492 -> 0x41937493 = silicon). Every other fp8 mma.sync D
+element of the three records (30,100 dot products with an e4m3 subnormal operand among 67,840) is unchanged,
+and the published B200 fp32/fp16 and H100/H200 fp16 files stay 5000/5000 (2,466 of their vectors hold an e4m3
+subnormal; they do not discriminate). Not for wgmma: QGMMA reads fp8 natively, and the same rule planted on
+``hopper_wgmma_fp8`` breaks 15 wgmma launches of the records (83 D elements). The oracle's
+``reference.numeric_model`` keeps the e4m3 emin (untouched).
+"""
+
+
+def operand_formats(model: str | nm.ModelParams, in_format: tuple[str, str]) -> tuple[str, str]:
+    """The (a, b) formats whose exponent range anchors ``model``'s blocks (:data:`HMMA_OPERAND_FORMAT`).
+
+    The values are exact in both (every e4m3/e5m2 value is an f16 value): only the anchor of a
+    subnormal input moves."""
+    name = model if isinstance(model, str) else model.name
+    conv = HMMA_OPERAND_FORMAT.get(name)
+    return (conv, conv) if conv else in_format
+
+
 def dot(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: str,
         in_format: tuple[str, str], scale_a: np.ndarray | None = None,
         scale_b: np.ndarray | None = None) -> np.ndarray:
-    """Row-wise d = a.b + c (V, K) -> (V,) float64 through ``reference.numeric_model.dot``."""
-    return nm.dot(model, a, b, c, out, in_format=in_format, scale_a=scale_a, scale_b=scale_b)
+    """Row-wise d = a.b + c (V, K) -> (V,) float64 through ``reference.numeric_model.dot``, the operands
+    in the format the path aligns them in (:func:`operand_formats`)."""
+    return nm.dot(model, a, b, c, out, in_format=operand_formats(model, in_format), scale_a=scale_a,
+                  scale_b=scale_b)
 
 
 def exact_model(model: str | nm.ModelParams) -> bool:
@@ -153,8 +188,8 @@ def ieee_nan(model: str | nm.ModelParams, a: np.ndarray, b: np.ndarray, c: np.nd
         neg = np.isneginf(p).any(axis=1) | np.isneginf(acc)
         # the finite block on what is finite (zeroed pairs add nothing; the result is only used where
         # nothing above is special)
-        r = nm.dot(one, np.where(fin, a[:, idx], 0.0), np.where(fin, b[:, idx], 0.0),
-                   np.where(np.isfinite(acc), acc, 0.0), out, in_format=in_format)
+        r = dot(one, np.where(fin, a[:, idx], 0.0), np.where(fin, b[:, idx], 0.0),
+                np.where(np.isfinite(acc), acc, 0.0), out, in_format)
         acc = np.where(nan | (pos & neg), np.nan, np.where(pos, np.inf, np.where(neg, -np.inf, r)))
     if last:
         return np.isnan(acc) | np.isnan(c) | (np.isposinf(acc) & np.isneginf(c)) | (

@@ -216,3 +216,47 @@ def test_f16_accumulator_form_roundtrip():
     d = ms.execute_mma_sync(q, np.zeros((32, 4), np.uint32), np.zeros((32, 2), np.uint32), c, arch="sm_90a")
     assert np.array_equal(ms.read_c(q, d), C)
     assert np.array_equal(d, c)
+
+
+def _fp8_registers(q: ms.MmaSyncForm, a_row: dict[int, float],
+                   b_col: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A (row 0) and B (column 0) register images holding the given {k: value}, every other element +0."""
+    from mmacts.ptxvm.warpmma import formats as fm
+
+    def code(v: float, etype: str) -> int:
+        table = fm.decode_element(np.arange(256), etype)
+        hit = np.flatnonzero(table == v)
+        assert hit.size, f"{v} is not {etype}"
+        return int(hit[0])
+
+    a, b = np.zeros((32, 4), np.uint32), np.zeros((32, 2), np.uint32)
+    wa, wb = ms._a_where(32), ms._b_where(32)
+    for k, v in a_row.items():
+        a[wa.lane[0, k], wa.reg[0, k]] |= np.uint32(code(v, q.atype) << int(wa.shift[0, k]))
+    for k, v in b_col.items():
+        b[wb.lane[k, 0], wb.reg[k, 0]] |= np.uint32(code(v, q.btype) << int(wb.shift[k, 0]))
+    return a, b
+
+
+# validation/fuzz-tc/h200-2026-11-25-heldout2, s33.0001.mma_sync: the non-zero (k: (a, b)) pairs of case 4 D(1, 2)
+# and case 7 D(2, 1) (C = -0 and +0), and what the H200 wrote. k = 9 and k = 27 hold an e4m3 subnormal b.
+HELDOUT2_S33 = [
+    ({5: (-2.0**-10, 8.0), 8: (-0.000732421875, -0.03515625), 9: (-16384.0, 2.0**-9), 16: (0.009765625, 4.0),
+      18: (-0.1875, 224.0)}, 0xC293EFFC),
+    ({0: (-1536.0, 0.04296875), 2: (0.000732421875, -9.0), 3: (3.0, -2.5), 7: (0.0234375, 72.0),
+      8: (-0.000244140625, 0.1171875), 9: (2.0, -0.0390625), 12: (-0.4375, -0.46875), 13: (-0.0006103515625, 0.25),
+      18: (-0.109375, -56.0), 22: (0.00048828125, 0.05859375), 27: (14336.0, 0.005859375),
+      29: (-0.00390625, 0.203125)}, 0x41937493),
+]
+
+
+@pytest.mark.parametrize("pairs,silicon", HELDOUT2_S33)
+def test_hmma_block_anchors_an_e4m3_subnormal_at_its_f16_exponent(pairs, silicon):
+    """fp8 mma.sync on sm_90 runs F2FP (fp8 -> f16) + HMMA: an e4m3 subnormal operand counts at its own
+    exponent in the block's alignment anchor (a normal f16), not at e4m3's emin -6 (which anchors the block
+    3 binades too high and truncates a small product silicon keeps: 0xc293effd / 0x41937492, 1 ulp off).
+    The two D elements of the held-out H200 record that found it, rebuilt in one warp's registers."""
+    q = ms.parse_mma_sync("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32")
+    a, b = _fp8_registers(q, {k: ab[0] for k, ab in pairs.items()}, {k: ab[1] for k, ab in pairs.items()})
+    d = ms.execute_mma_sync(q, a, b, np.zeros((32, 4), np.uint32), arch="sm_90a")
+    assert int(d[0, 0]) == silicon  # D(0, 0): lane 0, register 0
