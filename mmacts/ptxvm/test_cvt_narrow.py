@@ -142,6 +142,19 @@ def test_bf16x2_from_ue8m0x2() -> None:
         assert res.status == "error" and "PTX VM unsupported" in res.message and "AMB-CVT-UE8M0-EDGES" in res.message
 
 
+@pytest.mark.parametrize("reading, bits", [("clamp", 0x00403F80), ("shift", 0x00003F80)])
+def test_bf16x2_from_ue8m0x2_zero_under_a_named_reading(monkeypatch: pytest.MonkeyPatch, reading: str,
+                                                         bits: int) -> None:
+    """Code 0x00 converts only under a reading the caller names (CUTLASS's SM120 SFD epilogue converts a pair whose
+    upper code is 0x00 and discards it); 0xFF stays refused. Planted: without the environment it is refused."""
+    from mmacts.ptxvm import ops_more
+
+    monkeypatch.setenv(ops_more.UE8M0_ZERO_ENV, reading)
+    assert ok("cvt.rn.bf16x2.ue8m0x2 %r3, %rs3", "%r3", [(0x007F, 0)]) == [bits]
+    res, _ = run("cvt.rn.bf16x2.ue8m0x2 %r3, %rs3", "%r3", [(0x00FF, 0)])
+    assert res.status == "error" and "AMB-CVT-UE8M0-EDGES" in res.message
+
+
 @pytest.mark.parametrize("instr", [
     "cvt.rn.e2m1x2.f32 %rb1, %f1, %f2",  # .satfinite is mandatory
     "cvt.rz.satfinite.e2m1x2.f32 %rb1, %f1, %f2",

@@ -1,6 +1,8 @@
 """CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors) and 79a (sm_120a
 mma.sync: nvfp4 x nvfp4 -> bf16), as shipped in the ``nvidia-cutlass`` wheel, on the PTX VM: D (and 72b's SFD) must
-equal the exact model, and a planted fault in the SF layout must fail.
+equal the exact model, and a planted fault in the SF layout must fail. 72a/72c and the SM120 79b (nvfp4 out with
+generated SFD), 79c (mxfp8 x mxfp6) and 79d (nvfp4 grouped GEMM, device-side tensor-map updates) the same, with a
+cached build only (see ``CACHED_ONLY``).
 
 The first run builds each example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
 line) only when the toolchain is missing: no ``nvidia-cutlass``, nvcc, g++ or C compiler for libvmcuda."""
@@ -39,6 +41,63 @@ def test_e2m1_rounding_and_sfd_model() -> None:
     assert sf.tolist() == [[131]] and d[0, :3].tolist() == [5, 8 | 0, 0]  # -3 * 0.078125 = -0.234 -> -0
 
 
+def test_fp6_packing_is_the_little_endian_bit_stream() -> None:
+    """Codes 1, 2, 3, 4 -> bits 000001 000010 000011 000100 from bit 0: bytes 0x81, 0x30, 0x10."""
+    assert CE.pack(np.array([[1, 2, 3, 4]], np.uint8), "e3m2").tolist() == [[0x81, 0x30, 0x10]]
+
+
+def test_ue4m3_sfd_model_and_its_rcp_refusal() -> None:
+    """79d's ue4m3 epilogue on hand-worked values; a tie that the 1-ulp rcp.approx decides is refused."""
+    acc = np.zeros((1, 16))
+    # 40 * 1.25 / 6 = 8.33 -> SFD 8 (0x50); scale 1.25 / 8: 40 -> 6.25 -> 6, -3 -> -0.47 -> -0.5
+    acc[0, :2] = [40.0, -3.0]
+    d, sf = CE.expected_sfd_ue4m3(acc, 16)
+    assert sf.tolist() == [[0x50]] and d[0, :3].tolist() == [7, 8 | 1, 0]
+    acc[0, :2] = [12.0, 0.5]  # SFD 2.5; 0.5 * 1.25 * rcp(2.5) is 0.25 give or take an ulp: a tie rcp decides
+    with pytest.raises(ValueError, match="rcp"):
+        CE.expected_sfd_ue4m3(acc, 16)
+
+
+def _cached_or_skip(name: str) -> None:
+    try:
+        toolchain()
+    except Unavailable as e:
+        pytest.skip(str(e))
+    if not CE.is_built(CE.EXAMPLES[name]):
+        pytest.skip(f"example {name} is not built (python -c 'from suites.peers import cutlass_examples as C; "
+                    f"C.build(C.EXAMPLES[\"{name}\"])')")
+
+
+@pytest.mark.parametrize("name, form, what", [
+    ("79b", "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue4m3",
+     "SFD"),
+    ("79c", "mma.sync.aligned.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col.f32.e4m3.e3m2.f32.ue8m0",
+     "D (bf16)"),
+])
+def test_sm120_example_equals_the_exact_model_and_fails_planted(name: str, form: str, what: str) -> None:
+    """79b (SFD generated in the epilogue, checked code for code) and 79c (e4m3 x packed e3m2) at 128x128x256;
+    planted: SFA through the neighbouring row's layout."""
+    _cached_or_skip(name)
+    r = CE.run_example(name, 128, 128, 256, seed=1)
+    assert r.ok, r.message
+    assert form in r.stats["forms"], r.stats["forms"]
+    bad = CE.run_example(name, 128, 128, 256, seed=1, fault="sfa_rows")
+    assert not bad.ok and bad.mismatches > 0 and what in bad.message, bad.message
+
+
+@pytest.mark.parametrize("name", ["79d", "79d.pingpong"])
+def test_grouped_example_equals_the_exact_model_and_fails_planted(name: str) -> None:
+    """79d (both schedules the example runs): two groups of different shapes on a 2-CTA persistent grid, every
+    shape and pointer read on the device; each group's D and ue4m3 SFD equal the model; planted as above."""
+    _cached_or_skip(name)
+    problems = ((128, 128, 256), (256, 128, 128))
+    r = CE.run_grouped(name, problems, seed=1)
+    assert r.ok, r.message
+    assert any(f.startswith("mma.sync.aligned.kind::mxf4nvf4.block_scale") for f in r.stats["forms"])
+    bad = CE.run_grouped(name, problems, seed=1, fault="sfa_rows")
+    assert not bad.ok and bad.mismatches > 0 and "group 0" in bad.message and "group 1" in bad.message, bad.message
+
+
 @pytest.mark.parametrize("name, form", [
     ("72b", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"),
     ("79a", "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue4m3"),
@@ -63,13 +122,7 @@ def test_two_sm_examples_equal_the_exact_model(name: str) -> None:
     """72a/72c (2-SM MMA in a 2x4 cluster) equal the exact product and fail with the planted SF-layout fault; their
     verdicts rest on AMB-TCGEN05-LD-NO-WAIT-DEALLOC's reading register-read-completes (see ``RUNNABLE``). Only with
     a cached build (a 2-SM example builds for 10+ minutes on two cores)."""
-    try:
-        toolchain()
-    except Unavailable as e:
-        pytest.skip(str(e))
-    if not CE.is_built(CE.EXAMPLES[name]):
-        pytest.skip(f"example {name} is not built (python -c 'from suites.peers import cutlass_examples as C; "
-                    f"C.build(C.EXAMPLES[\"{name}\"])')")
+    _cached_or_skip(name)
     r = CE.run_example(name, 256, 256, 256, seed=1)
     assert r.ok, r.message
     assert any("tcgen05.mma.cta_group::2" in f for f in r.stats["forms"]), r.stats["forms"]
