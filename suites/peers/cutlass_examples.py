@@ -41,6 +41,15 @@ from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
+NORM_CONSTANT = 1.25
+"""72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
+here (amax has few significant bits) and the kernel's ``rcp.approx(6)`` cannot move a scale factor across a
+power of two; ``st / SFD`` stays exact (``SFD`` is one)."""
+NORM_UE4M3 = 67 / 64
+"""79d's norm constant (ue4m3 scale factors): 67 is prime and above 31, so ``amax * st / 6`` is never a tie between
+two ue4m3 values (those have five significant bits) and ``acc * st / SFD`` never a tie between two e2m1 values;
+1.25 would make ``st / SFD`` a power of two for SFD = 1.25 * 2^k and put exact ties where rcp.approx decides."""
+
 
 @dataclass(frozen=True)
 class Example:
@@ -58,6 +67,8 @@ class Example:
     host: str = "example_host.cu"  # the harness that builds Arguments (grouped_host.cu: ptr-array grouped GEMM)
     entry: str = ""  # a word the kernel's mangled name must hold where the PTX has several (79d: two schedules)
     build_as: str = ""  # another example's name whose build (same .cu) this one shares
+    ue8m0_zero: bool = False  # converts ue8m0 code 0x00 to bf16 in a discarded half: run under both readings
+    norm: float = NORM_CONSTANT  # the epilogue's norm_constant
 
     @property
     def grouped(self) -> bool:
@@ -79,13 +90,15 @@ EXAMPLES: dict[str, Example] = {
         Example("72c", "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu", "sm_100a",
                 a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4"),
         Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
-        Example("79b", "79_blackwell_geforce_gemm/79b_blackwell_geforce_nvfp4_nvfp4_gemm.cu", "sm_120a", out="e2m1"),
+        Example("79b", "79_blackwell_geforce_gemm/79b_blackwell_geforce_nvfp4_nvfp4_gemm.cu", "sm_120a", out="e2m1",
+                ue8m0_zero=True),
         Example("79c", "79_blackwell_geforce_gemm/79c_blackwell_geforce_mixed_mxfp8_mxfp6_bf16_gemm.cu", "sm_120a",
                 a_fmt="e4m3", b_fmt="e3m2", sf_fmt="ue8m0", kind="mxf8f6f4"),
         Example("79d", "79_blackwell_geforce_gemm/79d_blackwell_geforce_nvfp4_grouped_gemm.cu", "sm_120a", out="e2m1",
-                sfd_fmt="ue4m3", host="grouped_host.cu", entry="Cooperative"),
+                sfd_fmt="ue4m3", host="grouped_host.cu", entry="Cooperative", norm=NORM_UE4M3),
         Example("79d.pingpong", "79_blackwell_geforce_gemm/79d_blackwell_geforce_nvfp4_grouped_gemm.cu", "sm_120a",
-                out="e2m1", sfd_fmt="ue4m3", host="grouped_host.cu", entry="Pingpong", build_as="79d"),
+                out="e2m1", sfd_fmt="ue4m3", host="grouped_host.cu", entry="Pingpong", build_as="79d",
+                norm=NORM_UE4M3),
     )
 }
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
@@ -203,10 +216,6 @@ def sf_offsets(out: Path, which: str, rows: int, blocks: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------ data, reference
 _E2M1 = np.array([0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 6.0, -6.0])
 _SCALES = (0.5, 1.0, 2.0)
-NORM_CONSTANT = 1.25
-"""72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
-here (amax has few significant bits) and the kernel's ``rcp.approx(6)`` cannot move a scale factor across a
-power of two; ``st / SFD`` stays exact (``SFD`` is one)."""
 
 
 def _codes(values: np.ndarray, fmt: str) -> np.ndarray:
@@ -440,10 +449,21 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
     meta, params = host_params(d, m, n, k, work, [p.base for p in (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d,
                                                                     ws_d)])
     shutil.rmtree(work, ignore_errors=True)
-    stats, fail = _launch(ex, d, meta, params, max_steps)
-    if fail:
-        return fail
-    return _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
+    outs: set[bytes] = set()
+    for reading in UE8M0_ZERO_READINGS if ex.ue8m0_zero else ("",):
+        d_d.host[...] = 0
+        sfd_d.host[...] = 0
+        stats, fail = _launch(ex, d, meta, params, max_steps, ue8m0_zero=reading)
+        if fail:
+            return fail
+        outs.add(d_d.get().tobytes() + sfd_d.get().tobytes())
+    r = _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
+    if len(outs) > 1:
+        return Result(False, f"D or SFD differs between the readings {UE8M0_ZERO_READINGS} of AMB-CVT-UE8M0-EDGES "
+                             f"(code 0x00 to bf16): no verdict", -1, stats)
+    if ex.ue8m0_zero:
+        r.message += f"; the same under both readings {'/'.join(UE8M0_ZERO_READINGS)} of AMB-CVT-UE8M0-EDGES"
+    return r
 
 
 GROUPED_SMS = 2
@@ -484,7 +504,7 @@ def run_grouped(name: str, problems: tuple[tuple[int, int, int], ...], *, seed: 
                      vm.zeros(m * n, np.uint16), vm.empty(m * n // 2, np.uint8), vm.empty(gs["sfd_size"], np.uint8)))
         xs.append(x)
         sfd_offs.append(sf_offsets(work, f"sfd{g}", m, n // svs))
-    norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
+    norm_d = vm.asarray(np.array([ex.norm], np.float32))
     ws_d = vm.zeros(max(int(sizes["workspace"]), 16), np.uint8)
     arena_d = vm.zeros(max(int(sizes["arena"]), 16), np.uint8)
     addrs = [f"{norm_d.base:x} {ws_d.base:x} {arena_d.base:x}", *(" ".join(f"{b.base:x}" for b in row) for row in bufs)]
@@ -506,21 +526,31 @@ def run_grouped(name: str, problems: tuple[tuple[int, int, int], ...], *, seed: 
     return Result(True, f"{len(problems)} groups: " + "; ".join(r.message for r in results), 0, stats)
 
 
-def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps: int
+UE8M0_ZERO_READINGS = ("clamp", "shift")
+"""Readings of AMB-CVT-UE8M0-EDGES for ``cvt.rn.bf16x2.ue8m0x2`` of code 0x00 (``ops_more.UE8M0_ZERO_BF16``): the
+SM120 SFD epilogue (79b) converts its scale factor's reciprocal paired with a constant 0x00 and keeps only the other
+half, so it runs under each and the outputs must agree."""
+
+
+def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps: int, ue8m0_zero: str = ""
             ) -> tuple[dict[str, Any], Result | None]:
     """One launch of the example's kernel with the host program's Params: the record's stats, and a failed
-    Result where the VM stopped it (its status and message name the cause)."""
+    Result where the VM stopped it (its status and message name the cause). ``ue8m0_zero`` names the reading
+    the VM takes for ue8m0 code 0x00 (empty: refused)."""
     from mmacts.ptxvm import api as vm
+    from mmacts.ptxvm.ops_more import UE8M0_ZERO_ENV
 
     ptx = (d / "kernel.ptx").read_text()
     kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps).get_function(_entry(ptx, ex.entry))
     stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": ex.name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
-    old = os.environ.get("MMACTS_RCP_TABLE")
+    saved = {v: os.environ.get(v) for v in ("MMACTS_RCP_TABLE", UE8M0_ZERO_ENV)}
     table, stats["rcp"] = rcp_table() if ex.sfd else (None, "")
     if table:
         os.environ["MMACTS_RCP_TABLE"] = table
+    if ue8m0_zero:
+        os.environ[UE8M0_ZERO_ENV] = ue8m0_zero
     try:
         out = kern(tuple(meta["grid"]), tuple(meta["block"]), (np.frombuffer(params, f"V{len(params)}")[0],),
                    shared_mem=meta["smem"], cluster=tuple(meta["cluster"]))
@@ -529,10 +559,11 @@ def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps
         stats.update(steps=o.steps, thread_instructions=o.thread_instructions, wall_s=round(o.wall_s, 3))
         return stats, Result(False, f"VM {o.status}: {o.message}", -1, stats)
     finally:
-        if old is None:
-            os.environ.pop("MMACTS_RCP_TABLE", None)
-        else:
-            os.environ["MMACTS_RCP_TABLE"] = old
+        for v, was in saved.items():
+            if was is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = was
     stats.update(steps=out.steps, thread_instructions=out.thread_instructions, wall_s=round(out.wall_s, 3))
     return stats, None
 
@@ -555,7 +586,8 @@ def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarr
         return Result(True, f"D equals the exact product ({m}x{n}, bf16)", 0, stats)
     assert sfd_offs is not None
     try:
-        want_d, want_sf = expected_sfd(acc, 16) if ex.sfd_fmt == "ue8m0" else expected_sfd_ue4m3(acc, 16)
+        want_d, want_sf = (expected_sfd(acc, 16) if ex.sfd_fmt == "ue8m0" else
+                           expected_sfd_ue4m3(acc, 16, ex.norm))
     except ValueError as e:  # the seed's data are not exact by construction: no verdict, say why
         return Result(False, f"model refused the data: {e}", -1, stats)
     got_d = np.stack([d_mem & 0xF, d_mem >> 4], axis=-1).reshape(m, n)
