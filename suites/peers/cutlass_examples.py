@@ -418,7 +418,8 @@ def _entry(ptx: str, word: str = "") -> str:
 
 def ptx_forms(ptx: str) -> list[str]:
     """The block-scaled and tensor-memory instruction forms the kernel uses (for the case record)."""
-    pat = r"\b((?:tcgen05|mma|cp\.async\.bulk\.tensor|clusterlaunchcontrol|cvt\.r[pn]\.satfinite)\.[\w:.]+)"
+    pat = (r"\b((?:tcgen05|mma|cp\.async\.bulk\.tensor|clusterlaunchcontrol|cvt\.r[pn]\.satfinite|tensormap)"
+           r"\.[\w:.]+)")
     return sorted(set(re.findall(pat, ptx)))
 
 

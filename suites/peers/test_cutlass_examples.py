@@ -29,6 +29,21 @@ def test_levels_nest_and_ids_are_unique() -> None:
     assert ids["smoke"] == []
     assert set(ids["standard"]) <= set(ids["full"]) and len(set(ids["full"])) == len(ids["full"])
     assert "peers.cutlass.example72b.m128n128k256" in ids["standard"]
+    assert "peers.cutlass.example79d.g2.m128n128k256-m256n128k128" in ids["standard"]
+    assert {"peers.cutlass.example79b.m256n256k512", "peers.cutlass.example79c.m256n128k512"} <= set(ids["full"])
+
+
+def test_new_example_cases_name_their_register_entries() -> None:
+    """79b/79c/79d link the register entries their verdicts bear on (each exists in the register)."""
+    from mmacts.ambiguity import load_register
+    from suites.peers.driver import register_ids
+
+    known = {e.id for e in load_register().entries}
+    for cid, entry in [("peers.cutlass.example79b.m128n128k256", "AMB-CVT-UE8M0-EDGES"),
+                       ("peers.cutlass.example79c.m128n128k256", "AMB-MMASYNC-FP6-CONTAINER"),
+                       ("peers.cutlass.example79d.g2.m128n128k256-m256n128k128", "AMB-MUFU-RCP-BLACKWELL")]:
+        links = register_ids(cid)
+        assert entry in links and set(links) <= known, (cid, links)
 
 
 def test_e2m1_rounding_and_sfd_model() -> None:
@@ -94,6 +109,7 @@ def test_grouped_example_equals_the_exact_model_and_fails_planted(name: str) -> 
     r = CE.run_grouped(name, problems, seed=1)
     assert r.ok, r.message
     assert any(f.startswith("mma.sync.aligned.kind::mxf4nvf4.block_scale") for f in r.stats["forms"])
+    assert "tensormap.replace.tile.global_address.shared::cta.b1024.b64" in r.stats["forms"]
     bad = CE.run_grouped(name, problems, seed=1, fault="sfa_rows")
     assert not bad.ok and bad.mismatches > 0 and "group 0" in bad.message and "group 1" in bad.message, bad.message
 
