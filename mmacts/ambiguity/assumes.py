@@ -63,6 +63,8 @@ FORM_RULES: tuple[tuple[str, str, Callable[[Case], bool]], ...] = (
     ("AMB-SF-LAYOUT-B-N", "Layout B SF split for N other than 128/256",
      lambda c: _layout_b(c) and _rt(c, "n") not in (128, 256)),
     ("AMB-A-TMEM-LAYOUT", "A in TMEM for Layout B", lambda c: _layout_b(c) and bool(c.form.get("a_tmem"))),
+    ("AMB-SPARSE-META-TMEM", "sparsity metadata in TMEM: lane = row of A, one nibble per 4 K",
+     lambda c: _tc(c) and bool(c.form.get("sparse"))),
     ("AMB-FP4-NIBBLE-ORDER", "two E2M1 per smem byte, lower k in the low nibble",
      lambda c: _tc(c) and c.form.get("kind") in ("mxf4", "mxf4nvf4")),
     ("AMB-SCALEVEC-DEFAULT-MXF8F6F4", "omitted .scale_vectorsize = 1X",

@@ -135,17 +135,19 @@ def tensormap_im2col(a: DeviceArray, lower_corner: Sequence[int], upper_corner: 
 
 class RawModule:
     """A PTX module on the VM (``cupy.RawModule(code=...)``). ``arch`` defaults to the module's ``.target``;
-    ``max_steps`` bounds one launch (scheduler steps) so that a runaway kernel ends as ``timeout``."""
+    ``max_steps`` bounds one launch (scheduler steps) so that a runaway kernel ends as ``timeout``; ``profile``
+    the VM's options (e.g. ``{"readings": {"AMB-K96-SHAPES": "also-m128"}}``: which reading of an open register
+    entry the VM takes where its default refuses)."""
 
     def __init__(self, code: str | None = None, *, path: str | None = None, arch: str | None = None,
-                 max_steps: int = 3_000_000) -> None:
+                 max_steps: int = 3_000_000, profile: dict[str, Any] | None = None) -> None:
         if (code is None) == (path is None):
             raise ValueError("RawModule needs exactly one of code= and path=")
         if path is not None:
             with open(path, encoding="utf-8") as f:
                 code = f.read()
         assert code is not None
-        vm = load_module(code, arch, max_steps=max_steps)
+        vm = load_module(code, arch, max_steps=max_steps, profile=profile)
         vm.rt = device()
         self.vm = vm
         self.arch = arch or vm.module.target

@@ -102,6 +102,17 @@ PAD_POISON = 0xFF
 gets -6.0 nibbles and a wrong product."""
 FLOAT_TYPES = {6, 7, 8, 9, 10, 11, 12}
 SWIZZLE_SPAN = {0: 0, 1: 32, 2: 64, 3: 128}
+"""Bytes of one swizzled row. A box row (the innermost dimension's elements; im2col: one pixel's channels)
+narrower than the span still starts on a multiple of it in shared memory, its rows padded to the span
+(H200 probe ``validation/probes/tma-smem-rows``, 78 of 78 swizzled loads; AMB-TMA-SWIZZLE-ROW-PITCH)."""
+NAN_FILL = bytes([0xF7, 0x7F])
+"""The OOB NaN fill (``CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA``) as silicon writes it: the 16-bit
+pattern 0x7FF7 in every two bytes of the element (f16/bf16 0x7FF7, f32 0x7FF77FF7), not a canonical NaN
+(H200 probe ``validation/probes/tma-smem-rows``, 5 of 5 NaN-filled loads; AMB-TMA-NAN-FILL-BITS)."""
+INNER_COORD_ALIGN = 16
+"""Bytes: a load whose innermost coordinate times the element size is not a multiple of this traps on silicon
+with an illegal instruction (tile and im2col, H200 probe ``validation/probes/tma-smem-rows``, 11 of 11;
+AMB-TMA-INNER-COORD-ALIGN); the VM refuses it by name."""
 
 
 @dataclass
@@ -299,9 +310,10 @@ def _swizzle(addrs: np.ndarray, mode: int) -> np.ndarray:
     return addrs ^ (((addrs >> 7) & mask) << 4)
 
 
-def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.ndarray, int]:
-    """The box at ``coords`` as the bytes shared memory receives (dense, innermost dimension first,
-    padded for the ``_p64`` / ``_p32`` packed types) and the transaction count (bytes of data)."""
+def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.ndarray, int, int]:
+    """The box at ``coords`` as the bytes shared memory receives (rows of the innermost dimension one after
+    another, padded for the ``_p64`` / ``_p32`` packed types), the transaction count (bytes of data) and the
+    bytes of one row (:func:`_shared_rows` places the rows)."""
     if tm.mode != 0:
         raise VmError(f"{ins.opcode}: a tile-mode copy through an im2col tensor map (mode {tm.mode})")
     if tm.interleave != 0:
@@ -320,7 +332,7 @@ def _box(m: Machine, tm: TensorMap, coords: list[int], ins: Instr) -> tuple[np.n
         raise VmError(f"{ins.opcode}: tensor map box {box} out of range [1, 256]")
     box[0], coords[0], dims_in[0], es, pad = _inner(tm, box[0], coords[0], dims_in[0], ins)
     inb, off = _box_offsets(box, coords, dims_in, [es, *tm.strides[:r - 1]])
-    return _gather(m, tm, off, inb, es, pad)
+    return (*_gather(m, tm, off, inb, es, pad), box[0] * (es + pad))
 
 
 def _box_offsets(box: list[int], coords: list[int], dims: list[int],
@@ -353,6 +365,9 @@ def _inner(tm: TensorMap, n: int, c0: int, dim0: int, ins: Instr) -> tuple[int, 
         es = ELEM_BYTES.get(tm.elemtype)
         if es is None:
             raise VmUnsupported(f"{ins.opcode}: tensor map element type {tm.elemtype} is not implemented")
+        if (c0 * es) % INNER_COORD_ALIGN:
+            raise VmError(f"{ins.opcode}: innermost coordinate {c0} ({c0 * es} bytes) is not a multiple of "
+                          f"{INNER_COORD_ALIGN} bytes (silicon traps: illegal instruction)")
     span = SWIZZLE_SPAN.get(tm.swizzle)
     if span is None:
         raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
@@ -371,9 +386,7 @@ def _gather(m: Machine, tm: TensorMap, flat_off: np.ndarray, good: np.ndarray, e
     if good.any():
         out[good] = m.gmem.load(addrs[good], es)
     if not good.all() and tm.fill == 1 and tm.elemtype in FLOAT_TYPES:
-        nan = {2: np.float16(np.nan).view(np.uint16), 4: np.float32(np.nan).view(np.uint32),
-               8: np.float64(np.nan).view(np.uint64)}[es]
-        out[~good] = np.frombuffer(np.array([nan]).tobytes(), dtype=np.uint8)
+        out[~good] = np.frombuffer(NAN_FILL * (es // 2), dtype=np.uint8)
     tx = out.size
     if pad:  # each chunk of packed data is followed by its padding in shared memory
         out = np.concatenate([out, np.full((out.shape[0], pad), PAD_POISON, dtype=np.uint8)], axis=1)
@@ -407,7 +420,7 @@ def _im2col_pixels(tm: TensorMap, base: list[int], n0: int, ins: Instr) -> np.nd
 
 
 def _im2col_box(m: Machine, tm: TensorMap, coords: list[int], offsets: list[int],
-                ins: Instr) -> tuple[np.ndarray, int]:
+                ins: Instr) -> tuple[np.ndarray, int, int]:
     """An im2col-mode box (5.5.4): ``tm.pixels`` rows of ``tm.channels`` elements, as :func:`_box` returns it."""
     if tm.mode != 1:
         raise VmError(f"{ins.opcode}: an im2col copy through a tensor map that is not im2col (mode {tm.mode})")
@@ -430,7 +443,16 @@ def _im2col_box(m: Machine, tm: TensorMap, coords: list[int], offsets: list[int]
     c = np.arange(c0, c0 + ch, dtype=np.int64)
     inb = inb_px[:, None] & ((c >= 0) & (c < dim_c))[None, :]
     off = px_off[:, None] + (np.clip(c, 0, max(dim_c - 1, 0)) * es)[None, :]
-    return _gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad)
+    return (*_gather(m, tm, off.reshape(-1), inb.reshape(-1), es, pad), ch * (es + pad))
+
+
+def _shared_rows(d0: int, nbytes: int, row_bytes: int, swizzle: int) -> np.ndarray:
+    """Shared addresses of a box's ``nbytes`` (rows of ``row_bytes``) placed from ``d0``: rows one after
+    another, each starting on a multiple of the swizzle span when the map swizzles (:data:`SWIZZLE_SPAN`),
+    then the swizzle's permutation of 16-byte chunks."""
+    pitch = max(SWIZZLE_SPAN[swizzle], row_bytes)
+    i = np.arange(nbytes, dtype=np.int64)
+    return _swizzle(d0 + (i // row_bytes) * pitch + i % row_bytes, swizzle)
 
 
 def _bulk(m: Machine, ins: Instr, act: np.ndarray) -> None:
@@ -469,17 +491,17 @@ def _bulk_tensor(m: Machine, ins: Instr, act: np.ndarray) -> None:
         for i in range(len(act)):
             tm = _read_tensormap(m, int(tmaps[i]), ins)
             if im2col:
-                data, tx = _im2col_box(m, tm, [int(c[i]) for c in coords], [int(o[i]) for o in offs], ins)
+                data, tx, row = _im2col_box(m, tm, [int(c[i]) for c in coords], [int(o[i]) for o in offs], ins)
             else:
-                data, tx = _box(m, tm, [int(c[i]) for c in coords], ins)
+                data, tx, row = _box(m, tm, [int(c[i]) for c in coords], ins)
             for dc, d0, mbar in _bulk_targets(m, ins, act, i, int(dst[i]), int(mbars[i]),
                                               None if masks is None else int(masks[i])):
                 if d0 % 128:
                     raise VmMemoryFault(f"{ins.opcode}: shared destination {d0:#x} is not 128-byte aligned")
-                if d0 + data.size > m.smem_size:
-                    raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes at shared {d0:#x} exceeds the "
-                                        f"{m.smem_size}-byte window")
-                sa = _swizzle(np.arange(d0, d0 + data.size, dtype=np.int64), tm.swizzle)
+                sa = _shared_rows(d0, data.size, row, tm.swizzle)
+                if int(sa.max()) >= m.smem_size:
+                    raise VmMemoryFault(f"{ins.opcode}: box of {data.size} bytes (rows of {row} bytes) at shared "
+                                        f"{d0:#x} exceeds the {m.smem_size}-byte window")
                 s.tensor.append(PendingCopy(dc, dc * m.smem.shape[1] + sa, data, mbar, tx, ins.line))
         return None
     if im2col:
@@ -635,7 +657,15 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
     if es is None or tm.interleave or tm.atomicity or any(e != 1 for e in tm.estride[:tm.rank]):
         raise VmUnsupported(f"{ins.opcode}: this tensor map is not implemented for stores")
     n = int(np.prod(box))
-    sa = _swizzle(np.arange(src, src + n * es, dtype=np.int64), tm.swizzle)
+    span = SWIZZLE_SPAN.get(tm.swizzle)
+    if span is None:
+        raise VmUnsupported(f"{ins.opcode}: swizzle mode {tm.swizzle} is not implemented")
+    if span and box[0] * es > span:
+        raise VmError(f"{ins.opcode}: inner box of {box[0] * es} bytes exceeds the {span}-byte swizzle span")
+    sa = _shared_rows(src, n * es, box[0] * es, tm.swizzle)  # rows as loads place them (not probed for stores)
+    if int(sa.max()) >= m.smem_size:
+        raise VmMemoryFault(f"{ins.opcode}: box of {n * es} bytes at shared {src:#x} exceeds the "
+                            f"{m.smem_size}-byte window")
     m.check_async_reads(cta, sa, ins.opcode)
     data = m.smem[cta, sa].reshape(n, es)
     good, off = _box_offsets(box, coords, dims, [es, *tm.strides[:r - 1]])

@@ -188,9 +188,12 @@ class Tcgen05State:
                                f"completed (wait on its tcgen05.commit mbarrier first)")
             if ranges:
                 idx = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
+                # a mask, not np.intersect1d: sorting both sides for every store was most of example 89's VM time
+                read = np.zeros(max(int(idx.max()) + 1, m.smem.shape[1]), bool)
+                read[idx] = True
                 for seq, c, sel, _ in self.stores:
                     if c == cta and seq >= op.seq:
-                        hit = np.intersect1d(sel, idx)
+                        hit = np.sort(sel[read[sel]])
                         if hit.size:
                             line = int(m.smem_writer_line[cta, hit[0]])
                             raise VmHazard(f"shared memory byte {int(hit[0]):#x} of CTA {m.ctas[cta]} was "
@@ -553,6 +556,7 @@ def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
     f = _mma_form(ins)
     o = _mma_operands(m, ins, f, act)
     arith = (m.profile or {}).get("tcgen05_arithmetic", "float64") if isinstance(m.profile, dict) else "float64"
+    readings = (m.profile or {}).get("readings", {}) if isinstance(m.profile, dict) else {}
     for i, t in enumerate(act):
         cta = int(m.cta[t])
         cg = f["cta_group"]
@@ -566,7 +570,8 @@ def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
                   collectors=_collectors(s, ctas), collector_usage=f["collector"])
         if f["block_scale"]:
             kw.update(sfa_taddr=int(o["sfa"][i]), sfb_taddr=int(o["sfb"][i]), scale_vec=f["scale_vec"],
-                      arch=m.cfg.arch, arithmetic=arith)
+                      arch=m.cfg.arch, arithmetic=arith,
+                      k96_shapes=readings.get("AMB-K96-SHAPES", "m256-cg2-only"))
             fn = T.execute_mma
         else:
             kw.update(ws=f["ws"], scale_input_d=o["sid"],

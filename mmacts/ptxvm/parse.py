@@ -259,14 +259,16 @@ def _parse_entry_header(header: str, line: int) -> Entry:
         align = 0
         ty = ""
         pname = ""
+        pointee = False
         k = 0
         while k < len(toks):
             t = toks[k]
             if t in (".param", ".ptr", ".global", ".shared", ".const", ".local"):
-                pass  # ".ptr .global .align N": the pointee's space and alignment (attributes only)
+                pointee = pointee or t == ".ptr"  # ".ptr .global .align N": the pointee's space and alignment
             elif t == ".align":
                 k += 1
-                align = int(toks[k])
+                if not pointee:  # an .align after .ptr is the pointee's, not the parameter's
+                    align = int(toks[k])
             elif t.startswith("."):
                 ty = t[1:]
             else:

@@ -430,3 +430,19 @@ def test_dealloc_after_a_tcgen05_ld_whose_registers_were_read(body: str, hazard:
         assert res.status == "error" and "tcgen05.dealloc while the tcgen05.ld" in res.message, res.message
     else:
         assert res.status == "ok", res.message
+
+
+def test_smem_overwritten_under_an_in_flight_mma_is_a_hazard() -> None:
+    """The A tile is stored to after the MMA was issued and before its commit was waited on: the VM names the
+    overwritten byte and the MMA (the check that the MMA's smem reads and the later stores intersect)."""
+    rng = np.random.default_rng(6)
+    a, b, img, ad, bd = _f16_setup(rng)
+    idesc = _idesc(dtype=1, atype=0, btype=0, m=128, n=8)
+    ptx = _collector_kernel("", "", overwrite=True)
+    first_wait = WAIT.format(n=0, ph=0)
+    ptx = ptx.replace(first_wait, "", 1)  # the stores now race the first MMA's reads of A
+    ptx = ptx.replace(WAIT.format(n=1, ph=1), WAIT.format(n=0, ph=0), 1)
+    _assemble_ok(ptx)
+    res, _ = _run(ptx, img, {"adesc": ad, "bdesc": bd, "idesc": idesc})
+    assert res.status == "error" and "was overwritten (line" in res.message and "could still read it" in \
+        res.message, res.message

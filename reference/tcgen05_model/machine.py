@@ -60,13 +60,16 @@ def layout_of(m: int, cta_group: int) -> str:
     raise ValueError(f"no block-scaled datapath layout for M={m}, cta_group::{cta_group}")
 
 
-def d_placement(layout: str, m_total: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cta, lane, column offset) of every D(m, n), arrays of shape (M, N)."""
+def d_placement(layout: str, m_total: int, n: int, lane_align: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cta, lane, column offset) of every D(m, n), arrays of shape (M, N); ``lane_align``: D's address lane
+    (16 is allowed by the half-datapath Layouts C and F only)."""
     m, nn = np.meshgrid(np.arange(m_total), np.arange(n), indexing="ij")
     if layout == "D":
         return np.zeros_like(m), m, nn
     if layout == "A":
         return m // 128, m % 128, nn
+    if layout != "B":  # Layouts C/E/F/G (the plain kinds' M = 64 and .ws shapes): the tmem_image reading
+        return TI.d_lane_col(layout, n, lane_align=lane_align)
     half = n // 2
     return m // 64, m % 64 + 64 * (nn // half), nn % half
 
@@ -303,8 +306,9 @@ def run(form, programs: Sequence[CtaProgram], hyp: Hypotheses = Hypotheses()) ->
     return [t[:, p.ld_col0: p.ld_col0 + p.ld_ncols].copy() for t, p in zip(tmems, programs, strict=True)]
 
 
-def decode_d(dumps: Sequence[np.ndarray], layout: str, m_total: int, n: int, col_off: int = 0) -> np.ndarray:
+def decode_d(dumps: Sequence[np.ndarray], layout: str, m_total: int, n: int, col_off: int = 0,
+             lane_align: int = 0) -> np.ndarray:
     """Logical fp32 D (M x N) from the raw read-back windows (column ``col_off`` = D column 0)."""
-    cta, lane, dcol = d_placement(layout, m_total, n)
+    cta, lane, dcol = d_placement(layout, m_total, n, lane_align)
     stack = np.stack([np.asarray(d, dtype=np.uint32) for d in dumps])
     return stack[cta, lane, col_off + dcol].view(np.float32)

@@ -69,6 +69,8 @@ class Example:
     build_as: str = ""  # another example's name whose build (same .cu) this one shares
     ue8m0_zero: bool = False  # converts ue8m0 code 0x00 to bf16 in a discarded half: run under both readings
     norm: float = NORM_CONSTANT  # the epilogue's norm_constant
+    readings: tuple[tuple[str, str], ...] = ()  # (register entry, reading) the VM is told to take (its profile)
+    register: tuple[str, ...] = ()  # register entries the example's verdict informs (the case message names them)
 
     @property
     def grouped(self) -> bool:
@@ -99,6 +101,9 @@ EXAMPLES: dict[str, Example] = {
         Example("79d.pingpong", "79_blackwell_geforce_gemm/79d_blackwell_geforce_nvfp4_grouped_gemm.cu", "sm_120a",
                 out="e2m1", sfd_fmt="ue4m3", host="grouped_host.cu", entry="Pingpong", build_as="79d",
                 norm=NORM_UE4M3),
+        Example("89", "89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu", "sm_103a",
+                readings=(("AMB-K96-SHAPES", "also-m128"),),
+                register=("AMB-K96-SHAPES", "AMB-SF-FIGURES-K96", "AMB-ABSOLUTE-LBO-CHUNKS")),
     )
 }
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
@@ -539,19 +544,20 @@ def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps
     Result where the VM stopped it (its status and message name the cause). ``ue8m0_zero`` names the reading
     the VM takes for ue8m0 code 0x00 (empty: refused)."""
     from mmacts.ptxvm import api as vm
-    from mmacts.ptxvm.ops_more import UE8M0_ZERO_ENV
+    from mmacts.ptxvm.ops_more import UE8M0_REGISTER
 
     ptx = (d / "kernel.ptx").read_text()
-    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps).get_function(_entry(ptx, ex.entry))
+    readings = {**dict(ex.readings), **({UE8M0_REGISTER: ue8m0_zero} if ue8m0_zero else {})}
+    profile = {"readings": readings} if readings else None
+    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps, profile=profile).get_function(
+        _entry(ptx, ex.entry))
     stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": ex.name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
-    saved = {v: os.environ.get(v) for v in ("MMACTS_RCP_TABLE", UE8M0_ZERO_ENV)}
+    saved = {v: os.environ.get(v) for v in ("MMACTS_RCP_TABLE",)}
     table, stats["rcp"] = rcp_table() if ex.sfd else (None, "")
     if table:
         os.environ["MMACTS_RCP_TABLE"] = table
-    if ue8m0_zero:
-        os.environ[UE8M0_ZERO_ENV] = ue8m0_zero
     try:
         out = kern(tuple(meta["grid"]), tuple(meta["block"]), (np.frombuffer(params, f"V{len(params)}")[0],),
                    shared_mem=meta["smem"], cluster=tuple(meta["cluster"]))
@@ -613,16 +619,20 @@ SIZES: dict[str, dict[str, tuple[Problem, ...]]] = {
     "79d": {"standard": (((128, 128, 256), (256, 128, 128)),),
             "full": (((256, 256, 512), (128, 256, 256), (128, 128, 128)),)},
     "79d.pingpong": {"full": (((128, 128, 256), (256, 128, 128)),)},
+    "89": {"standard": (((128, 128, 768),), ((256, 256, 1536),)), "full": (((256, 512, 768),), ((128, 256, 384),))},
 }
 """Problems per example and level (one M, N, K per group; one group but for the grouped 79d): the VM runs 72b's
 256x256x1024 in seconds, 79a's (mma.sync, one warp instruction per 16x8x64) takes about a minute; the first build
 of an example takes minutes (cached)."""
-RUNNABLE = ("72b", "79a", "72a", "72c", "79b", "79c", "79d", "79d.pingpong")
+RUNNABLE = ("72b", "79a", "72a", "72c", "89", "79b", "79c", "79d", "79d.pingpong")
 """Examples whose cases are listed. 72a and 72c (2-SM MMA, cluster 2x4: TMA multicast with .cta_group::2,
 tcgen05.cp/mma.cta_group::2) run as shipped since the VM reads a tcgen05.ld whose destination registers were read
 as complete for a later tcgen05.dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, reading register-read-completes: CUTLASS's
 SM100 epilogue reads tcgen05.ld results with no tcgen05.wait::ld on the path that does not release the accumulator);
-their verdicts rest on that open reading."""
+their verdicts rest on that open reading. 89 (sm_103a "ultra": tcgen05.mma.cta_group::1 M = 128 with K = 96, a shape
+Table 39 does not print) runs with the VM told the reading also-m128 of AMB-K96-SHAPES (``Example.readings``); its
+verdict rests on that reading, and it exercises AMB-SF-FIGURES-K96 (SFs straddling into the next 4-group column)
+and AMB-ABSOLUTE-LBO-CHUNKS (48-byte K chunks, LBO absolute mode): the VM's other reading of either fails it."""
 TWO_SM = ("72a", "72c")
 """Examples whose first build takes 10+ minutes on two cores: their tests run only with a cached build."""
 CACHED_ONLY = (*TWO_SM, "79b", "79c", "79d")
@@ -645,11 +655,14 @@ def example_cases(level: str) -> list[Case]:
             if level_rank(lvl) > level_rank(level):
                 continue
             ex = EXAMPLES[name]
-            sm100 = ex.arch == "sm_100a"
+            sm100 = ex.arch in ("sm_100a", "sm_103a")
             group = 2 if name in TWO_SM else 1
             instr = (f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale" if sm100
                      else f"mma.sync.aligned.kind::{ex.kind}.block_scale")
             rows = ("S9.7.16.9", "S9.7.16.10.7") if sm100 else ("S9.7.14.3",)
+            if ex.arch == "sm_103a":
+                instr = f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale.block16"
+                rows = ("S9.7.16.9", "S9.7.16.10.7", "S9.7.16.2.1.1", "T54.4")
             if ex.grouped:
                 rows += ("S9.7.9.27",)  # tensormap.replace: the kernel rewrites its maps for every group
             for problems in sizes:
@@ -679,7 +692,11 @@ def run_example_case(case: Case) -> dict[str, Any]:
     s = r.stats
     status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
     note = f"; {s['rcp']}" if s.get("rcp") else ""
+    ex = EXAMPLES[case.form["example"]]
+    if ex.readings:
+        note += "; VM reading " + ", ".join(f"{e} {r}" for e, r in ex.readings)
+    links = f"; register: {', '.join(ex.register)}" if ex.register else ""
     return {"status": status, "executor": "ptxvm", "compare_mode": "exact", "mismatches": max(r.mismatches, 0),
             "message": f"CUTLASS {s['cutlass']} example {s['example']}: {r.message}{note}; "
                        f"{s.get('thread_instructions', 0)} thread-instructions, {s.get('steps', 0)} steps, "
-                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}"}
+                       f"VM {s.get('wall_s', 0)} s; forms: {', '.join(s['forms'])}{links}"}

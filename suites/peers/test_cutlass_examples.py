@@ -1,13 +1,15 @@
-"""CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors) and 79a (sm_120a
-mma.sync: nvfp4 x nvfp4 -> bf16), as shipped in the ``nvidia-cutlass`` wheel, on the PTX VM: D (and 72b's SFD) must
-equal the exact model, and a planted fault in the SF layout must fail. 72a/72c and the SM120 79b (nvfp4 out with
-generated SFD), 79c (mxfp8 x mxfp6) and 79d (nvfp4 grouped GEMM, device-side tensor-map updates) the same, with a
-cached build only (see ``CACHED_ONLY``).
+"""CUTLASS examples 72b (sm_100a tcgen05: nvfp4 x nvfp4 -> nvfp4 with generated scale factors), 79a (sm_120a
+mma.sync: nvfp4 x nvfp4 -> bf16) and 89 (sm_103a, K = 96 per MMA), as shipped in the ``nvidia-cutlass`` wheel,
+on the PTX VM: D (and 72b's SFD) must equal the exact model, and a planted fault in the SF layout must fail.
+72a/72c and the SM120 79b (nvfp4 out with generated SFD), 79c (mxfp8 x mxfp6) and 79d (nvfp4 grouped GEMM, device-side
+tensor-map updates) the same, with a cached build only (see ``CACHED_ONLY``).
 
 The first run builds each example (minutes; cached by source hash under ``.mmacts-cache/peers/``). Skipped (one
 line) only when the toolchain is missing: no ``nvidia-cutlass``, nvcc, g++ or C compiler for libvmcuda."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -144,3 +146,29 @@ def test_two_sm_examples_equal_the_exact_model(name: str) -> None:
     assert any("tcgen05.mma.cta_group::2" in f for f in r.stats["forms"]), r.stats["forms"]
     bad = CE.run_example(name, 256, 256, 256, seed=1, fault="sfa_rows")
     assert not bad.ok and bad.mismatches > 0, bad.message
+
+
+@pytest.mark.parametrize("m, n, k", [p[0] for p in CE.SIZES["89"]["standard"]])
+def test_example89_k96_equals_the_exact_model(m: int, n: int, k: int) -> None:
+    """89 (sm_103a fp4 "ultra": M = 128, K = 96 per MMA on one SM) equals the exact product with the VM told the
+    reading also-m128 of AMB-K96-SHAPES; builds in about a minute, so it runs without a cached build."""
+    _built_or_skip("89")
+    r = CE.run_example("89", m, n, k, seed=1)
+    assert r.ok, r.message
+    assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16" in r.stats["forms"]
+
+
+def test_example89_planted_fault_and_default_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: the SFA layout fault fails 89. Without the reading the VM refuses the M = 128 K = 96 MMA by name
+    (Table 39 as printed), and the case message names the reading and the register entries it informs."""
+    _built_or_skip("89")
+    bad = CE.run_example("89", 128, 128, 768, seed=1, fault="sfa_rows")
+    assert not bad.ok and bad.mismatches > 0 and "D (bf16)" in bad.message, bad.message
+    case = next(c for c in CE.example_cases("standard") if c.case_id == "peers.cutlass.example89.m128n128k768")
+    rec = CE.run_example_case(case)
+    assert rec["status"] == "pass", rec["message"]
+    assert "VM reading AMB-K96-SHAPES also-m128" in rec["message"]
+    assert rec["message"].endswith("register: AMB-K96-SHAPES, AMB-SF-FIGURES-K96, AMB-ABSOLUTE-LBO-CHUNKS")
+    monkeypatch.setitem(CE.EXAMPLES, "89", dataclasses.replace(CE.EXAMPLES["89"], readings=()))
+    plain = CE.run_example("89", 128, 128, 768, seed=1)
+    assert not plain.ok and plain.mismatches < 0 and "AMB-K96-SHAPES, reading m256-cg2-only" in plain.message

@@ -43,7 +43,8 @@ def test_ws_buffer_bookkeeping_and_mask_bit_order() -> None:
     ("feature:shift", {"pass"}), ("probe:shift_row_scope", {"observed"}), ("plain:", {"pass"}),
     ("ldst.16x64b", {"pass"}), ("probe:sfb_peer_copy", {"observed"}), ("probe:collector_reuse", {"observed"}),
     ("probe:ue4m3_nan_scale", {"observed"}), ("control:signed_zero_asked", {"pass"}),
-    ("smemA-overwritten-after-fill", {"observed"}),
+    ("smemA-overwritten-after-fill", {"observed"}), ("plain:layout-", {"pass"}), ("plain:a-tmem", {"pass"}),
+    ("plain:sparse-meta", {"observed"}),
 ])
 def test_new_cases_agree_with_the_vm(standard, pattern: str, statuses: set[str]) -> None:
     picked = [c for c in standard if pattern in c.case_id][:2]
@@ -68,3 +69,75 @@ def test_feature_case_ids_are_readable_and_cite_rows(standard) -> None:
     assert len(feats) == 3 * len(FK.LDST_NUMS) + 2
     exact = [c for c in feats if not c.recipe.startswith("probe:")]
     assert all(c.spec_rows for c in exact) and all(not c.spec_rows for c in feats if c not in exact)
+
+
+def _shape(standard, recipe: str, kind: str = "f8f6f4"):
+    case = next(c for c in standard if c.recipe == recipe and c.form["kind"] == kind)
+    return case, PL.make_inputs(case)
+
+
+def test_plain_shape_cases_cover_the_four_forms(standard) -> None:
+    got = {(c.form["cta_group"], c.runtime["m"], c.form["sparse"], c.form["a_tmem"], c.form["kind"],
+            c.runtime["d_lane"]) for c in standard if c.recipe in PL.SHAPE_RECIPES}
+    assert {(1, 64, False, False, "f8f6f4", 0), (1, 64, False, False, "f8f6f4", 16),
+            (2, 256, False, False, "f8f6f4", 0), (2, 256, False, False, "tf32", 0), (1, 128, True, False, "f8f6f4", 0),
+            (1, 128, True, False, "i8", 0), (1, 128, False, True, "f8f6f4", 0), (1, 128, False, True, "f16", 0)} <= got
+    d16 = next(c for c in standard if c.recipe == "plain:d-f16")
+    assert d16.runtime["d_type"] == "f16" and d16.runtime["negate_a"] and "negate_a" in d16.case_id
+    inp = PL.make_inputs(d16)
+    assert not (inp.programs[0].preload[:, :inp.n] >> 16).any()  # the old f16 D fills only the low halves
+    want = PL.expected_shape(inp)
+    plain_d = -inp.extra["a_val"] @ inp.extra["b_val"] + inp.c  # exact in float64: one rounding to f16
+    assert np.array_equal(want, plain_d.astype(np.float16).astype(np.float32))
+    sp = next(c for c in standard if c.recipe == "plain:sparse-meta")
+    exp = DRIVER.expected(sp, PL.make_inputs(sp))
+    assert exp.mode == "observe" and "AMB-SPARSE-META-TMEM" in exp.note  # the metadata's place is open
+
+
+def test_plain_layout_f_old_d_is_read_back_only_through_lane_32_m16(standard) -> None:
+    """Layout F (9.7.16.10.5.6): D row m sits in lane 32 (m // 16) + m % 16; the position-coded old D read with
+    the lane-m reading of Layout D (or any other lane map) is another matrix."""
+    from reference.tcgen05_model import machine
+
+    _, lane, _ = machine.d_placement("F", 64, 8)
+    assert (lane[15, 0], lane[16, 0], lane[63, 0]) == (15, 32, 111)
+    case, inp = _shape(standard, "plain:layout-F")
+    pre = inp.programs[0].preload
+    n = inp.n
+    assert np.array_equal(machine.decode_d([pre[:, :n]], "F", 64, n), inp.c.astype(np.float32))
+    assert not np.array_equal(pre[:64, :n].view(np.float32), inp.c.astype(np.float32))
+    assert np.unique(inp.c).size == inp.c.size  # every old D cell distinct
+    case16 = next(c for c in standard if c.recipe == "plain:layout-F" and c.runtime["d_lane"] == 16)
+    inp16 = PL.make_inputs(case16)
+    pre16 = inp16.programs[0].preload
+    assert inp16.programs[0].mmas[0].d_tmem >> 16 == 16  # the D address names lane 16
+    assert pre16[16, 0] == inp16.c.astype(np.float32).view(np.uint32)[0, 0] and not pre16[:16].any()
+    assert np.array_equal(machine.decode_d([pre16[:, :n]], "F", 64, n, lane_align=16), inp16.c.astype(np.float32))
+
+
+def test_plain_layout_a_ctas_differ_everywhere(standard) -> None:
+    """Layout A (9.7.16.10.5.1): rows 128-255 live in the peer CTA; its A rows, B columns and old D differ from
+    the leader's in every cell, so whose copy an MMA reads, or where it writes, shows."""
+    case, inp = _shape(standard, "plain:layout-A")
+    p0, p1 = inp.programs
+    assert (p0.preload[:, :inp.n] != p1.preload[:, :inp.n]).all()
+    assert not np.array_equal(p0.smem, p1.smem) and not p1.mmas  # the leader issues for both
+    assert (inp.a[:128] != inp.a[128:]).any(axis=1).all()
+    want = PL.expected_shape(inp)
+    assert np.array_equal(want - inp.c.astype(np.float32), (inp.extra["a_val"] @ inp.extra["b_val"]).astype(np.float32))
+
+
+def test_plain_sparse_and_a_tmem_inputs(standard) -> None:
+    """.sp: A keeps two of every four K (zeros elsewhere) and the metadata column holds one listed nibble per
+    chunk; A in TMEM: kind::f16 two elements per column, the lower k in bits 0-15."""
+    from suites.tcgen05_blockscale.build import SPARSE_INDEX_VALUES
+
+    for kind in ("f8f6f4", "i8"):
+        case, inp = _shape(standard, "plain:sparse-meta", kind)
+        a = inp.extra["a_val"]
+        assert ((a.reshape(a.shape[0], -1, 4) != 0).sum(axis=2) <= 2).all()
+        nib = (inp.programs[0].preload[:, PL.META_COL:PL.META_COL + 2, None] >> (4 * np.arange(8))) & 0xF
+        assert np.isin(nib, SPARSE_INDEX_VALUES).all()
+    case, inp = _shape(standard, "plain:a-tmem", "f16")
+    cell = inp.programs[0].preload[:, PL.A_COL]
+    assert np.array_equal(cell & 0xFFFF, inp.a[:, 0]) and np.array_equal(cell >> 16, inp.a[:, 1])

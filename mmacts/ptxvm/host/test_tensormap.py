@@ -76,13 +76,27 @@ E:
 
 
 SWZ_BITS = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3}
+SPAN = {"NONE": 0, "32B": 32, "64B": 64, "128B": 128}
+NAN_FILL_BITS = {2: 0x7FF7, 4: 0x7FF77FF7, 8: 0x7FF77FF77FF77FF7}
+"""The OOB NaN fill as the H200 wrote it (probe ``validation/probes/tma-smem-rows``): 0x7FF7 in every 16 bits."""
+
+
+def _positions(nbytes: int, row_bytes: int, swizzle: str) -> np.ndarray:
+    """Where the box's bytes (rows of ``row_bytes``) land from shared offset 0: a swizzled map starts every row
+    on a multiple of the swizzle span (probe ``tma-smem-rows``: rows narrower than the span are padded to it),
+    then 16-byte chunk ``c`` of 128-byte line ``l`` moves to ``c ^ (l % 2^s)``."""
+    i = np.arange(nbytes)
+    pos = (i // row_bytes) * max(SPAN[swizzle], row_bytes) + i % row_bytes
+    s = SWZ_BITS[swizzle]
+    return pos ^ (((pos >> 7) & ((1 << s) - 1)) << 4)
 
 
 def _expected(a: np.ndarray, box: list[int], coords: list[int], swizzle: str, nan_fill: bool) -> np.ndarray:
     """The shared image of the box at ``coords`` (dims innermost first) of the C-order array ``a``."""
     rank = a.ndim
-    fill = np.array(np.nan if nan_fill else 0, dtype=a.dtype)
-    sub = np.full(tuple(reversed(box)), fill, dtype=a.dtype)
+    sub = np.zeros(tuple(reversed(box)), dtype=a.dtype)
+    if nan_fill:
+        sub.view(f"u{a.itemsize}")[...] = NAN_FILL_BITS[a.itemsize]
     src, dst = [], []
     for k in range(rank):  # numpy axis k is tensor dimension rank - 1 - k
         d = rank - 1 - k
@@ -92,10 +106,8 @@ def _expected(a: np.ndarray, box: list[int], coords: list[int], swizzle: str, na
         dst.append(slice(clo - lo, clo - lo + max(chi - clo, 0)))
     sub[tuple(dst)] = a[tuple(src)]
     raw = sub.reshape(-1).view(np.uint8)
-    s = SWZ_BITS[swizzle]
-    pos = np.arange(raw.size)
-    pos = pos ^ (((pos >> 7) & ((1 << s) - 1)) << 4)
-    img = np.zeros(_footprint(raw.size), dtype=np.uint8)
+    pos = _positions(raw.size, box[0] * a.itemsize, swizzle)
+    img = np.zeros(_footprint(int(pos.max()) + 1), dtype=np.uint8)
     img[pos] = raw
     return img
 
@@ -105,11 +117,10 @@ def _footprint(nbytes: int) -> int:
     return -(-nbytes // 1024) * 1024
 
 
-def _same(got: np.ndarray, want: np.ndarray, nbytes: int, swizzle: str) -> bool:
-    """Equal on the bytes the box lands on (the rest of the footprint is whatever shared memory held)."""
-    s = SWZ_BITS[swizzle]
-    pos = np.arange(nbytes)
-    pos = pos ^ (((pos >> 7) & ((1 << s) - 1)) << 4)
+def _same(got: np.ndarray, want: np.ndarray, nbytes: int, swizzle: str, row_bytes: int | None = None) -> bool:
+    """Equal on the bytes the box lands on (the rest of the footprint is whatever shared memory held);
+    ``row_bytes``: the box's inner row (default: one row, as for boxes whose row fills the span)."""
+    pos = _positions(nbytes, row_bytes or nbytes, swizzle)
     return bool(np.array_equal(got[pos], want[pos]))
 
 
@@ -124,7 +135,7 @@ def _load(a: np.ndarray, dtype_name: str, box: list[int], coords: list[int], swi
         plant(m)
     tm = vm.asarray(m)
     nbytes = int(np.prod(box)) * a.itemsize
-    out = vm.zeros(_footprint(nbytes), np.uint8)
+    out = vm.zeros(_footprint(int(_positions(nbytes, box[0] * a.itemsize, swizzle).max()) + 1), np.uint8)
     k = vm.RawModule(code=_kernel(a.ndim), arch="sm_100a").get_function("tma")
     k(1, 128, (tm, out, nbytes, out.nbytes, *coords), shared_mem=out.nbytes)
     return out.get()
@@ -302,8 +313,30 @@ def test_random_maps_and_boxes() -> None:
         row = int(rng.integers(1, 5)) * 16 // es * 2  # inner extent keeps every stride a multiple of 16 bytes
         shape = tuple(int(rng.integers(1, 5)) for _ in range(rank - 1))[::-1] + (max(row, inner),)
         coords = [int(rng.integers(-b, d + 1)) for b, d in zip(box, reversed(shape), strict=True)]
+        coords[0] -= coords[0] % max(1, 16 // es)  # silicon traps on an inner start off 16 bytes
         a = rng.integers(0, 100, size=shape).astype(npdt)
         fill = "NAN_REQUEST_ZERO_FMA" if npdt != np.uint8 and rng.integers(2) else "NONE"
         got = _load(a, name, box, coords, swizzle, oob_fill=fill)
         want = _expected(a, box, coords, swizzle, fill != "NONE")
-        assert _same(got, want, int(np.prod(box)) * a.itemsize, swizzle), (name, shape, box, coords, swizzle, fill)
+        assert _same(got, want, int(np.prod(box)) * a.itemsize, swizzle, inner * es), (name, shape, box, coords,
+                                                                                         swizzle, fill)
+
+
+@pytest.mark.parametrize("swizzle", ["32B", "64B", "128B"])
+def test_rows_narrower_than_the_span_start_on_it(swizzle: str) -> None:
+    """A box row of 16 bytes under a wider swizzle: each of the 10 rows starts on a multiple of the span (the
+    H200 put all 78 swizzled boxes of probe ``tma-smem-rows`` so), not right after the previous row."""
+    a = (np.arange(24 * 80, dtype=np.uint16) + 1).reshape(24, 80)
+    box, coords = [8, 10], [8, 3]
+    got = _load(a, "UINT16", box, coords, swizzle)
+    assert _same(got, _expected(a, box, coords, swizzle, False), 160, swizzle, 16)
+
+
+def test_inner_start_off_16_bytes_is_refused() -> None:
+    """Silicon traps (illegal instruction) when the innermost coordinate is not a 16-byte multiple: 3 of 16-bit
+    data (6 bytes) is refused by name; 8 (16 bytes) and -8 load."""
+    a = np.ones((24, 80), dtype=np.uint16)
+    for ok in (8, -8):
+        _load(a, "UINT16", [16, 10], [ok, 3])
+    with pytest.raises(vm.LaunchError, match=r"innermost coordinate 3 \(6 bytes\) is not a multiple of 16 bytes"):
+        _load(a, "UINT16", [16, 10], [3, 3])

@@ -106,17 +106,29 @@ def _shapes(kind: str) -> tuple:
     return tuple(s for s in Q.tcgen05_shapes(catalog(), kind) if not s.ws)
 
 
-def mma_k(kind: str, cta_group: int, sparse: bool, m: int, k96: bool) -> int:
-    """K of the MMA from Table 39 (the row matching kind/cta_group/sparsity/M)."""
+K96_SHAPES_READINGS = ("m256-cg2-only", "also-m128")
+"""Readings of AMB-K96-SHAPES. ``m256-cg2-only`` (the default): K = 96 only where Table 39 prints it (256xNxK1,
+cta_group::2). ``also-m128``: a dense M = 128 MMA of a kind that Table 39 gives K1 = 96 also takes K = 96, with
+either cta_group (CUTLASS's SM103 kernels issue ``cta_group::1`` M = 128 K = 96); opt-in through the VM
+profile's ``readings`` (``{"AMB-K96-SHAPES": "also-m128"}``) so that such a run says which reading it rests on."""
+
+
+def mma_k(kind: str, cta_group: int, sparse: bool, m: int, k96: bool, k96_shapes: str = "m256-cg2-only") -> int:
+    """K of the MMA from Table 39 (the row matching kind/cta_group/sparsity/M); ``k96_shapes`` is the reading of
+    AMB-K96-SHAPES (:data:`K96_SHAPES_READINGS`)."""
+    if k96_shapes not in K96_SHAPES_READINGS:
+        raise ValueError(f"AMB-K96-SHAPES reading must be one of {K96_SHAPES_READINGS}, not {k96_shapes!r}")
     ks = {s.K for s in _shapes(kind) if s.cta_group == cta_group and s.sparse == sparse and s.M == m}
     if not ks:
         raise ValueError(f"tcgen05.mma kind::{kind}: M = {m}, cta_group::{cta_group}, "
                          f"{'sparse' if sparse else 'dense'} is not a Table 39 shape")
     if k96:
-        if 96 not in ks:
-            raise ValueError(f"tcgen05.mma kind::{kind}: K = 96 (idesc bit 31) not in Table 39 for M = {m}, "
-                             f"cta_group::{cta_group}")
-        return 96
+        if 96 in ks:
+            return 96
+        if k96_shapes == "also-m128" and not sparse and m == 128 and any(s.K == 96 for s in _shapes(kind)):
+            return 96
+        raise ValueError(f"tcgen05.mma kind::{kind}: K = 96 (idesc bit 31) not in Table 39 for M = {m}, "
+                         f"cta_group::{cta_group} [AMB-K96-SHAPES, reading {k96_shapes}]")
     ks.discard(96)
     return ks.pop()
 
@@ -209,7 +221,7 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
                 scale_vec: str | None = None, arch: str | None = None,
                 disable_output_lane: list[int] | None = None, scale_input_d: int | None = None,
                 arithmetic: str = "float64", collectors: list | None = None,
-                collector_usage: str | None = None) -> MmaFootprint:
+                collector_usage: str | None = None, k96_shapes: str = "m256-cg2-only") -> MmaFootprint:
     """Execute one block-scaled MMA on the CTA (pair)'s TMEM arrays in place; return its footprint.
 
     ``tmems``/``smems``: one per CTA, leader first. ``a``: A's smem descriptor, or A's TMEM address when
@@ -219,6 +231,7 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
     (the PTX syntax has no such operand for block-scaled kinds and ptxas refuses it; kept for the API).
     ``collectors``/``collector_usage``: the A collector buffers of the CTAs and the instruction's
     ``collector::a::op`` part (``collector.py``: use/lastuse take A from the buffer, not from memory).
+    ``k96_shapes``: the reading of AMB-K96-SHAPES (:data:`K96_SHAPES_READINGS`).
     """
     if kind not in BLOCK_SCALED_KINDS:
         raise ValueError(f"tcgen05.mma: kind::{kind} is not modelled (block-scaled kinds only)")
@@ -234,7 +247,7 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
     m, n, k96 = f["m"], f["n"], bool(f["k96"])
     if k96 and arch is not None and not arch.startswith("sm_103"):
         raise ValueError(f"tcgen05.mma: K = 96 (idesc bit 31) needs sm_103a, target is {arch}")
-    k = mma_k(kind, cg, sparse, m, k96)
+    k = mma_k(kind, cg, sparse, m, k96, k96_shapes)
     layout = layout_of(m, cg, sparse)
     if kind == "mxf8f6f4":
         afmt, bfmt = f["atype_name"], f["btype_name"]

@@ -21,7 +21,7 @@ CASES = [c for c in DRIVER.cases("standard") if c.form.get("block_scale", True) 
 """The block-scaled MMA cases (the old model has no feature kernels -- ld/st shapes, shift -- or plain kinds)."""
 
 
-def run_programs(form, programs, arithmetic: str, cp_codes) -> list[np.ndarray]:
+def run_programs(form, programs, arithmetic: str, cp_codes, k96_shapes: str = "m256-cg2-only") -> list[np.ndarray]:
     """One case's CTA records through this package alone (base addresses 0, as the old model):
     preload, the leader's copies in every CTA of the pair, the MMAs; the read-back windows."""
     tmems = []
@@ -41,7 +41,7 @@ def run_programs(form, programs, arithmetic: str, cp_codes) -> list[np.ndarray]:
                     a=int(op.a), b_desc=int(op.b_desc), idesc=int(op.idesc), enable_input_d=bool(op.enable_input_d),
                     sfa_taddr=int(op.sfa_tmem), sfb_taddr=int(op.sfb_tmem), a_is_tmem=form.a_tmem,
                     sparse=form.sparse, sp_meta_taddr=int(op.sp_meta_tmem) if form.sparse else None,
-                    scale_vec=form.scale_vec, arch=form.arch, arithmetic=arithmetic)
+                    scale_vec=form.scale_vec, arch=form.arch, arithmetic=arithmetic, k96_shapes=k96_shapes)
     return [t[:, p.ld_col0: p.ld_col0 + p.ld_ncols].copy() for t, p in zip(tmems, programs, strict=True)]
 
 
@@ -128,6 +128,45 @@ def test_sf_high_bits_ignored_and_sf_lane():
     np.testing.assert_array_equal(ta, tb)
     with pytest.raises(ValueError, match="lane"):
         execute_mma(**_kw(form, p, t.copy(), smem, sfa_taddr=int(p.mmas[0].sfa_tmem) | (1 << 16)))
+
+
+K96_M128 = [("block16", "ue4m3", 2, 0, 128), ("block32", "ue8m0", 3, 1, 64), ("block16", "ue4m3", 0, 2, 256)]
+"""M = 128 cta_group::1 K = 96 MMAs (CUTLASS example 89's form): SF IDs that straddle into the next 4-group column,
+N <= 128 and N > 128 (the SFB group stride differs)."""
+
+
+@pytest.mark.parametrize("sv, stype, sfa_id, sfb_id, n", K96_M128, ids=[f"{c[0]}-sfa{c[2]}-N{c[4]}" for c in K96_M128])
+def test_k96_m128_needs_the_also_m128_reading(sv, stype, sfa_id, sfb_id, n):
+    """AMB-K96-SHAPES: Table 39 prints K = 96 only as 256xNxK1 with cta_group::2; CUTLASS's SM103 kernels issue
+    it with M = 128 on one SM. By default the VM refuses by name; told the reading ``also-m128`` (the VM profile's
+    ``readings``) it gives the exact D of the suite's builder, which the oracle side computes from the logical
+    matrices (``expected_d``): the same SF straddle and operand reading as the printed K = 96 shape."""
+    from dataclasses import replace
+
+    case = C.make_case("standard", "mxf4nvf4", sv, cg=1, m=128, n=n, stype=stype, sfa_id=sfa_id, sfb_id=sfb_id,
+                       seed=7)  # make_case enumerates Table 39 as printed: K = 96 is set afterwards
+    case = replace(case, runtime={**case.runtime, "k96": True}, form={**case.form, "arch": "sm_103a"})
+    inp = B.build(case)
+    form = _form(case)
+    with pytest.raises(ValueError, match=r"K = 96 .* not in Table 39 .*AMB-K96-SHAPES, reading m256-cg2-only"):
+        run_programs(form, inp.programs, "float64", CP_CODES)
+    got = run_programs(form, inp.programs, "float64", CP_CODES, k96_shapes="also-m128")
+    np.testing.assert_array_equal(machine.decode_d(got, inp.layout, inp.m, inp.n), B.expected_d(inp, "mxf4nvf4"))
+
+
+def test_k96_shapes_reading_bounds():
+    """``also-m128`` widens K = 96 to dense M = 128 of the kinds Table 39 gives K1 = 96, nothing else."""
+    from mmacts.ptxvm.tcgen05.mma import mma_k
+
+    assert mma_k("mxf4", 2, False, 256, True) == 96  # printed: every reading
+    assert mma_k("mxf4nvf4", 1, False, 128, True, "also-m128") == 96
+    assert mma_k("mxf4", 2, False, 128, True, "also-m128") == 96
+    assert mma_k("mxf4nvf4", 1, False, 128, False, "also-m128") == 64
+    for args in (("mxf8f6f4", 1, False, 128, True), ("mxf4nvf4", 1, True, 128, True)):
+        with pytest.raises(ValueError, match="K = 96"):
+            mma_k(*args, "also-m128")
+    with pytest.raises(ValueError, match="reading must be one of"):
+        mma_k("mxf4", 2, False, 256, True, "any")
 
 
 FORBIDDEN = ("reference.tcgen05", "reference.mma_sync", "reference.formats", "suites", "mmacts.ptx")

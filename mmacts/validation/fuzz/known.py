@@ -26,4 +26,11 @@ KNOWN: dict[str, str] = {
     "h100-2026-11-25-heldout/seed10101": CVT_CHAIN + ": cvt.rmi.ftz.u32.f32 then cvt.sat.s16.u32 (-1, not 0)",
     "h100-2026-11-25-heldout/seed10267": CVT_CHAIN + ": cvt.rn.f16.bf16 then cvt.rzi.u8.f16",
     "h100-2026-11-25-heldout/seed10729": CVT_CHAIN + ": cvt.u8.s32 then shr.s16 of the result",
+    "h200-2026-11-25-heldout2/seed20124": CVT_CHAIN + ": cvt.rn.bf16.f16 then cvt.rzi.u16.f16 of those bits",
+    "h200-2026-11-25-heldout2/seed20130": CVT_CHAIN + ": cvt.rmi.ftz.s64.f32 then cvt.sat.s32.s64 gives 0",
+    "h200-2026-11-25-heldout2/seed21257": CVT_CHAIN + ": max.ftz.f16 x, x, x folded into the next cvt.rzi.s8.f16, "
+                                          "which loses its rounding (SASS F2I.FTZ.S8.F16.NTZ, no .TRUNC: -14.68 "
+                                          "gives -15; unfused, F2I.S8.F16.TRUNC)",
+    "h200-2026-11-25-heldout2/seed21467": CVT_CHAIN + ": cvt.rmi.u32.f32 as a shr.s16 amount becomes "
+                                          "F2I.S16.FLOOR (a negative float shifts by a huge amount, not 0)",
 }

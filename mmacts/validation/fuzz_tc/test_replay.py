@@ -17,7 +17,11 @@ from mmacts.validation.fuzz_tc import records as R
 RECORDS = R.record_dirs()
 LAUNCHES = [la for d in RECORDS for la in R.recorded_launches(d)]
 
-NOT_YET: dict[str, str] = {}
+NOT_YET: dict[str, str] = {
+    "h200-2026-11-25-heldout2/s33.0001.mma_sync": "fp8 mma.sync m16n8k32 e5m2 x e4m3 -> f32: 2 of 1,024 D elements "
+    "1 ulp from silicon (cases 4 and 7, one each way); the VM's summation model for this form is not yet exact "
+    "(first seen in the held-out round 2, 2026-11-25)",
+}
 """Launch ids (``<record>/<id>``) where the VM does not match silicon yet, with the reason (strict: a
 launch that starts matching must leave this list)."""
 

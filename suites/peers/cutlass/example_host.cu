@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 #define main cutlass_example_main
 #include MMACTS_EXAMPLE
@@ -69,8 +70,12 @@ int run(int argc, char** argv) {
   meta += ",\"workspace\":" + std::to_string(Kernel::get_workspace_size(args));
   if (mode == "params") {
     if (argc < 15) { std::fprintf(stderr, "params needs 9 addresses\n"); return 2; }
-    using EA = typename ElementA::DataType; using EB = typename ElementB::DataType;
-    using SA = typename ElementA::ScaleFactorType; using SB = typename ElementB::ScaleFactorType;
+    // Element types as the mainloop's Arguments hold them (72/79 name nv_float4_t pairs, 89 the plain types).
+    using MA = typename Kernel::CollectiveMainloop::Arguments;
+    using EA = std::remove_const_t<std::remove_pointer_t<decltype(MA::ptr_A)>>;
+    using EB = std::remove_const_t<std::remove_pointer_t<decltype(MA::ptr_B)>>;
+    using SA = std::remove_const_t<std::remove_pointer_t<decltype(MA::ptr_SFA)>>;
+    using SB = std::remove_const_t<std::remove_pointer_t<decltype(MA::ptr_SFB)>>;
     args.mainloop = {static_cast<EA*>(ptr<EA>(argv[6])), sA, static_cast<EB*>(ptr<EB>(argv[7])), sB,
                      static_cast<SA*>(ptr<SA>(argv[8])), lSFA, static_cast<SB*>(ptr<SB>(argv[9])), lSFB};
     args.epilogue.dC = sC; args.epilogue.dD = sD;
