@@ -32,25 +32,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--example", action="append", help=f"one of {', '.join(CE.EXAMPLES)} (default: runnable ones)")
     ap.add_argument("--size", action="append", help="MxNxK (default 128x128x256, 256x256x512, 256x256x1024; "
-                    "sparse 84a/84b: 256x128x256, 256x256x512, 512x256x1024)")
+                    "sparse 84a/84b: 256x128x256, 256x256x512, 512x256x1024; a grouped example runs its problem sets "
+                    "from SIZES)")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     a = ap.parse_args()
     default = ["128x128x256", "256x256x512", "256x256x1024"]
     sparse = ["256x128x256", "256x256x512", "512x256x1024"]  # 84's 2-SM tile is 256 rows: M a multiple of 256
-    print(f"{'kernel':<8}{'size':>16}{'thread-instr':>14}{'steps':>9}{'VM wall s':>11}{'target s':>10}  result")
+    print(f"{'kernel':<13}{'size':>30}{'thread-instr':>14}{'steps':>9}{'VM wall s':>11}{'target s':>10}  result")
     for name in a.example or CE.RUNNABLE:
-        names = a.size or (sparse if CE.EXAMPLES[name].sparse else default)
-        for m, n, k in [tuple(int(v) for v in s.split("x")) for s in names]:
-            r = CE.run_example(name, m, n, k)
+        grouped = CE.EXAMPLES[name].grouped  # one launch over several groups: the problem sets of SIZES
+        sizes = [tuple(int(v) for v in s.split("x")) for s in (a.size or (sparse if CE.EXAMPLES[name].sparse
+                                                                          else default))]
+        runs = ([p for lvl in CE.SIZES[name].values() for p in lvl] if grouped else [((m, n, k),) for m, n, k in sizes])
+        for problems in runs:
+            r = CE.run_grouped(name, problems) if grouped else CE.run_example(name, *problems[0])
             s = r.stats
-            row = {"example": name, "size": f"{m}x{n}x{k}", "thread_instructions": s.get("thread_instructions"),
+            m, n, k = problems[0]
+            size = "+".join(f"{pm}x{pn}x{pk}" for pm, pn, pk in problems)
+            row = {"example": name, "size": size, "thread_instructions": s.get("thread_instructions"),
                    "steps": s.get("steps"), "wall_s": s.get("wall_s"), "ok": r.ok, "message": r.message,
                    "cutlass": s.get("cutlass"), "target_s": TARGETS_S.get((name, (m, n, k)))}
             if a.json:
                 print(json.dumps(row), flush=True)
                 continue
             tgt = f"{row['target_s']:.1f}" if row["target_s"] else "-"
-            print(f"{name:<8}{row['size']:>16}{row['thread_instructions'] or 0:>14}{row['steps'] or 0:>9}"
+            print(f"{name:<13}{row['size']:>30}{row['thread_instructions'] or 0:>14}{row['steps'] or 0:>9}"
                   f"{row['wall_s'] or 0:>11.2f}{tgt:>10}  {'exact' if r.ok else r.message[:80]}", flush=True)
 
 

@@ -626,7 +626,9 @@ def _mapa(m: Machine, ins: Instr, act: np.ndarray) -> None:
     """``mapa{.shared::cluster}.{u32,u64} d, a, b`` (9.7.9.21): the address of the variable at ``a`` in the
     CTA of cluster rank ``b``: the same byte offset, rank ``b`` in the rank bits (``memory.CLUSTER_RANK_SHIFT``).
     Without ``.shared::cluster``, ``a`` and ``d`` are generic addresses in the shared window. ``a`` must be a
-    shared address of this cluster and ``b`` a rank in it (else undefined in the ISA: a fault)."""
+    shared address of this cluster (else a fault). A rank ``b`` outside the cluster still maps (mapa only computes
+    an address: CUTLASS's cluster-launch-control pipeline maps every rank up to the largest cluster and predicates
+    off the use); an access through the address faults, naming the rank. A rank the address cannot hold faults."""
     t = _ty(ins)
     d, a, b = ins.operands
     x = _as_u(m.read(a, t, act), t).astype(np.uint64)
@@ -639,7 +641,7 @@ def _mapa(m: Machine, ins: Instr, act: np.ndarray) -> None:
             raise VmMemoryFault(f"{ins.opcode}: {int(x[i] + U64(mem.SHARED_WINDOW)):#x} is not a generic shared "
                                 f"address@thread{i}")
     src_rank = (x >> U64(mem.CLUSTER_RANK_SHIFT)).astype(np.int64)
-    bad = (rank >= m.cluster_size) | (rank < 0) | (src_rank >= m.cluster_size)
+    bad = (rank >= 1 << (t.bits - mem.CLUSTER_RANK_SHIFT)) | (rank < 0) | (src_rank >= m.cluster_size)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise VmMemoryFault(f"{ins.opcode}: address {int(x[i]):#x} to cluster rank {int(rank[i])} -- the cluster "

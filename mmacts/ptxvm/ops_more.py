@@ -361,6 +361,12 @@ _NARROW = {
 _NOT_IMPLEMENTED_CVT = frozenset({"e2m1x4", "e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "s2f6x2", "rs", "rna"})
 UE8M0_REGISTER = "AMB-CVT-UE8M0-EDGES"
 """The register entry of the .ue8m0x2 inputs the ISA leaves open (the VM refuses them)."""
+UE8M0_ZERO_BF16 = {"clamp": 0x0040, "shift": 0x0000}
+"""bf16 bits of ue8m0 code 0x00 under the readings of :data:`UE8M0_REGISTER` that give them (2^-127 as a bf16
+subnormal, or +0); ``cvt.rn.bf16x2.ue8m0x2`` takes one only where the launch's profile names it
+(``{"readings": {UE8M0_REGISTER: "clamp"}}``), else refuses code 0x00. Why: the SM120 block-scale-factor epilogue
+(CUTLASS example 79b) converts a pair whose upper code is always 0x00 and discards that half; the peer runs the kernel
+under each reading and asks that the outputs agree, so no verdict rests on one."""
 
 
 def _to_narrow(v: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
@@ -514,6 +520,12 @@ def _cvt_from_ue8m0(m: Machine, ins: Instr, act: np.ndarray) -> None:
         raise VmUnsupported(f"{ins.opcode}: only cvt.rn.bf16x2.ue8m0x2 d, a is defined")
     raw = m.read(ins.operands[1], ptx_type("b16"), act).astype(np.uint32)
     codes = [raw >> np.uint32(8), raw & np.uint32(0xFF)]
+    readings = m.profile.get("readings", {}) if isinstance(m.profile, dict) else {}
+    zero = UE8M0_ZERO_BF16.get(readings.get(UE8M0_REGISTER, ""))
+    if zero is not None and not any((c == 0xFF).any() for c in codes):  # the caller's named reading for code 0
+        h = [np.where(c == 0, np.uint32(zero), c << np.uint32(7)) for c in codes]
+        m.write(ins.operands[0], U32, act, (h[0] << np.uint32(16)) | h[1])
+        return
     for c in codes:
         if ((c == 0) | (c == 0xFF)).any():
             raise VmUnsupported(f"{ins.opcode}: .ue8m0 code {int(c[(c == 0) | (c == 0xFF)][0]):#04x} (the ISA "

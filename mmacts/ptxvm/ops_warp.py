@@ -6,8 +6,13 @@ global store; the MMA issue is guarded by ``elect.sync``. The fragment layout is
 for ``.m8n8`` (each 8x8 matrix of 16-bit elements: lanes ``8i..8i+7`` supply the row addresses of
 matrix ``i``; lane ``t`` holds row ``t/4``, elements ``2(t%4)`` and ``2(t%4)+1`` in one 32-bit
 register, low half first; ``.trans`` holds the transposed matrix the same way). ``.m16n8`` /
-``.m16n16`` 8-bit forms and the packed 6/4-bit ``.m8n16`` forms are not implemented (unsupported,
-never guessed).
+``.m16n16`` 8-bit forms and the packed 4-bit ``.m8n16`` form are not implemented (unsupported,
+never guessed). ``ldmatrix .m8n16 .b8x16.b6x16_p32`` (sm_120a's FP6 operand load, CUTLASS example 79c) reads each
+row's 16 bytes (16 packed 6-bit elements in 12 bytes, little-endian bit order as the TMA's ``.b6x16_p32`` writes
+them, then 4 bytes of padding that are not read), widens every element to an 8-bit slot at
+``mma_sync.FP6_SHIFT`` -- the bits the VM's ``mma.sync`` reads an FP6 element from (AMB-MMASYNC-FP6-CONTAINER:
+CUTLASS feeds this ldmatrix's registers to ``mma.sync`` with no shift, so the two agree on silicon whatever the
+answer) -- and hands them out as ``.m8n8 .b16`` does its 16 bytes per row.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.machine import Machine, handler
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import ptx_type
+from mmacts.ptxvm.warpmma import mma_sync
 
 U32 = ptx_type("u32")
 PRED = ptx_type("pred")
@@ -33,7 +39,10 @@ def _form(ins: Instr) -> tuple[int, bool]:
     """(number of 8x8 matrices, transposed) of an ``.m8n8 ... .b16`` ldmatrix / stmatrix."""
     if not ins.has("sync") or not ins.has("aligned"):
         raise VmUnsupported(f"{ins.opcode}: only the .sync.aligned form exists")
-    if not ins.has("m8n8") or not ins.has("b16"):
+    if ins.has("m8n16"):
+        if not (ins.has("b8x16") and ins.has("b6x16_p32")) or ins.has("trans") or ins.opcode.startswith("st"):
+            raise VmUnsupported(f"{ins.opcode}: of the .m8n16 forms only ldmatrix .b8x16.b6x16_p32 is implemented")
+    elif not ins.has("m8n8") or not ins.has("b16"):
         raise VmUnsupported(f"{ins.opcode}: only .m8n8 .b16 is implemented")
     num = next((int(p[1:]) for p in ins.parts if p in ("x1", "x2", "x4")), None)
     if num is None:
@@ -70,6 +79,15 @@ def _fragment_index(lane: np.ndarray, trans: bool) -> tuple[np.ndarray, np.ndarr
     return r, b, r + 1, b
 
 
+def _widen_fp6(packed: np.ndarray) -> np.ndarray:
+    """(n, 12) bytes of 16 packed 6-bit elements each (element i at bits 6i..6i+5) -> (n, 16) 8-bit slots, the
+    element at ``FP6_SHIFT``, the other bits zero."""
+    b = packed.astype(np.uint32).reshape(len(packed), 4, 3)
+    v = b[..., 0] | (b[..., 1] << 8) | (b[..., 2] << 16)
+    codes = np.stack([(v >> np.uint32(6 * j)) & np.uint32(0x3F) for j in range(4)], axis=-1)
+    return (codes.reshape(len(packed), 16) << np.uint32(mma_sync.FP6_SHIFT)).astype(np.uint8)
+
+
 @handler("ldmatrix")
 def _ldmatrix(m: Machine, ins: Instr, act: np.ndarray) -> None:
     d, a = ins.operands
@@ -77,6 +95,8 @@ def _ldmatrix(m: Machine, ins: Instr, act: np.ndarray) -> None:
     supply = lane < 8 * num
     addrs = m.address(a, act)[supply]
     rows = m.load(_space(ins), addrs, 16, act[supply])  # (n supplying, 16): one row of a matrix each
+    if ins.has("b6x16_p32"):
+        rows = _widen_fp6(rows[:, :12])
     table = np.zeros((nw, 8 * num, 16), dtype=np.uint8)
     table[wi[supply], lane[supply]] = rows
     r0, b0, r1, b1 = _fragment_index(lane, trans)

@@ -151,16 +151,36 @@ def test_shared_addresses_carry_the_cluster_rank(csize: int | None) -> None:
         assert list(got[c, 8:12]) == [int(n == 1), 1, 1, rank]
 
 
+def test_mapa_to_a_rank_outside_the_cluster_maps_and_faults_only_when_used() -> None:
+    """CUTLASS's SM120 cluster-launch-control pipeline (example 79b) maps every rank up to the largest cluster and
+    predicates off the ``complete_tx`` for ranks outside it: ``mapa`` to rank 2 of a 2-CTA cluster (and to rank 1
+    without a cluster) gives the address; a ``.shared::cluster`` store through it faults naming the rank.
+    Without the fix the mapa itself faulted."""
+    ptx = ADDRESSES.replace("mapa.shared::cluster.u32 %r5, %r3, 0;", "mapa.shared::cluster.u32 %r5, %r3, 2;")
+    out = api.zeros(16 * 2, np.uint32)
+    api.RawModule(code=ptx).get_function("k")(2, 32, (out,), cluster=(2, 1, 1))
+    assert out.get().reshape(2, 16)[:, 2].tolist() == [(2 << 24) + 48] * 2
+    ptx1 = ADDRESSES.replace("mapa.shared::cluster.u32 %r5, %r3, 0;", "mapa.shared::cluster.u32 %r5, %r3, 1;")
+    out = api.zeros(16, np.uint32)
+    api.RawModule(code=ptx1).get_function("k")(1, 32, (out,))
+    assert out.get()[2] == (1 << 24) + 48
+    bad = ptx.replace("  st.global.u32 [%rd3+8], %r5;", "  st.shared::cluster.u32 [%r5], %r1;")
+    with pytest.raises(api.LaunchError, match=r"shared::cluster store at address 0x2000030 names cluster rank 2; "
+                                              r"the cluster has 2 CTAs"):
+        api.RawModule(code=bad).get_function("k")(2, 32, (api.zeros(32, np.uint32),), cluster=(2, 1, 1))
+
+
 def test_a_shared_cta_access_naming_another_cta_is_a_fault() -> None:
     """Planted: ``st.shared`` (shared::cta) through a ``mapa`` address of the peer -- only ``.shared::cluster``
-    may reach it; and a ``mapa`` to rank 2 of a 2-CTA cluster."""
+    may reach it; and a ``mapa`` of an address whose rank is outside the cluster."""
     ptx = ADDRESSES.replace("  st.global.u32 [%rd3+12], %r8;", "  st.shared.u32 [%r8], %r1;")
     with pytest.raises(api.LaunchError, match=r"shared::cta store at address 0x1000030 names the CTA of cluster "
                                               r"rank 1, not the executing CTA \(rank 0\).*\[CTA 0, thread 0\]"):
         api.RawModule(code=ptx).get_function("k")(2, 32, (api.zeros(32, np.uint32),), cluster=(2, 1, 1))
-    ptx = ADDRESSES.replace("mapa.shared::cluster.u32 %r5, %r3, 0;", "mapa.shared::cluster.u32 %r5, %r3, 2;")
-    with pytest.raises(api.LaunchError, match=r"mapa.shared::cluster.u32: address 0x30 to cluster rank 2 -- the "
-                                              r"cluster has 2 CTAs"):
+    ptx = ADDRESSES.replace("mapa.shared::cluster.u32 %r5, %r3, 0;", "mov.u32 %r5, 0x2000030;\n"
+                            "  mapa.shared::cluster.u32 %r5, %r5, 0;")
+    with pytest.raises(api.LaunchError, match=r"mapa.shared::cluster.u32: address 0x2000030 to cluster rank 0 -- "
+                                              r"the cluster has 2 CTAs"):
         api.RawModule(code=ptx).get_function("k")(2, 32, (api.zeros(32, np.uint32),), cluster=(2, 1, 1))
 
 

@@ -38,16 +38,16 @@ def _kernel(instr: str, dst: str) -> str:
             "  mul.wide.u32 %rd2, %r0, 4;\n  add.u64 %rd3, %rd1, %rd2;\n  st.global.b32 [%rd3], %r3;\n  ret;\n}\n")
 
 
-def run(instr: str, dst: str, pairs: list[tuple[int, int]]):
-    mod = load_module(_kernel(instr, dst))
+def run(instr: str, dst: str, pairs: list[tuple[int, int]], profile: dict | None = None):
+    mod = load_module(_kernel(instr, dst), profile=profile)
     din = mod.rt.to_device(np.array(pairs, dtype=np.uint32).reshape(-1))
     dout = mod.rt.empty((len(pairs),), np.uint32)
     res = mod.launch("k", (1,), (len(pairs),), [din, dout])
     return res, mod.rt.to_host(dout).tolist()
 
 
-def ok(instr: str, dst: str, pairs: list[tuple[int, int]]) -> list[int]:
-    res, out = run(instr, dst, pairs)
+def ok(instr: str, dst: str, pairs: list[tuple[int, int]], profile: dict | None = None) -> list[int]:
+    res, out = run(instr, dst, pairs, profile)
     assert res.status == "ok", res.message
     return out
 
@@ -140,6 +140,17 @@ def test_bf16x2_from_ue8m0x2() -> None:
     for code in (0x7F00, 0x00FF):  # 2^-127 and NaN: the ISA gives no bf16 bits
         res, _ = run("cvt.rn.bf16x2.ue8m0x2 %r3, %rs3", "%r3", [(code, 0)])
         assert res.status == "error" and "PTX VM unsupported" in res.message and "AMB-CVT-UE8M0-EDGES" in res.message
+
+
+@pytest.mark.parametrize("reading, bits", [("clamp", 0x00403F80), ("shift", 0x00003F80)])
+def test_bf16x2_from_ue8m0x2_zero_under_a_named_reading(reading: str, bits: int) -> None:
+    """Code 0x00 converts only under a reading the launch's profile names (CUTLASS's SM120 SFD epilogue converts a
+    pair whose upper code is 0x00 and discards it); 0xFF stays refused. Planted: without the profile it is refused
+    (test_bf16x2_from_ue8m0x2)."""
+    profile = {"readings": {"AMB-CVT-UE8M0-EDGES": reading}}
+    assert ok("cvt.rn.bf16x2.ue8m0x2 %r3, %rs3", "%r3", [(0x007F, 0)], profile) == [bits]
+    res, _ = run("cvt.rn.bf16x2.ue8m0x2 %r3, %rs3", "%r3", [(0x00FF, 0)], profile)
+    assert res.status == "error" and "AMB-CVT-UE8M0-EDGES" in res.message
 
 
 @pytest.mark.parametrize("instr", [

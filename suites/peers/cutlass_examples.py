@@ -2,15 +2,13 @@
 
 Why: the suite's kernels and Triton's agree with the VM, but the kernels that ship are CUTLASS's. Each example
 here runs **as shipped**: its ``.cu`` file from the ``nvidia-cutlass`` wheel is included, unmodified and in place,
-by ``cutlass/example_host.cu`` (sparse examples: ``cutlass/example_sparse_host.cu``; its ``main`` renamed) and built
-with the wheel's nvcc into
+by ``cutlass/example_host.cu`` (sparse examples: ``cutlass/example_sparse_host.cu``; its ``main`` renamed) and
+built with the wheel's nvcc into
 
 * the example's PTX (``--keep``: the PTX of ``cutlass::device_kernel<GemmKernel>`` for the example's own types),
 * a host program that builds the example's ``Gemm::Arguments`` for M, N, K and the addresses the VM allocated,
   lowers them with ``GemmKernel::to_underlying_arguments`` and writes the ``Params`` bytes, grid, block, cluster,
-  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset
-  (sparse examples: also every compressed-A element's and metadata byte's, from ``fill_layoutA`` / ``fill_layoutE``;
-  the project writes A compressed and its metadata itself, the example's compressor kernel never runs).
+  dynamic shared memory and, from the example's ``Sm1xxBlkScaledConfig`` layouts, every scale factor's offset.
 
 The tensor maps inside ``Params`` come from CUTLASS's own ``cuTensorMapEncodeTiled`` calls: built with
 ``CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`` the host program calls the driver function directly, and links
@@ -42,9 +40,17 @@ import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
-from reference import gemm as G
 from reference import sparse as S
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
+
+NORM_CONSTANT = 1.25
+"""72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
+here (amax has few significant bits) and the kernel's ``rcp.approx(6)`` cannot move a scale factor across a
+power of two; ``st / SFD`` stays exact (``SFD`` is one)."""
+NORM_UE4M3 = 67 / 64
+"""79d's norm constant (ue4m3 scale factors): 67 is prime and above 31, so ``amax * st / 6`` is never a tie between
+two ue4m3 values (those have five significant bits) and ``acc * st / SFD`` never a tie between two e2m1 values;
+1.25 would make ``st / SFD`` a power of two for SFD = 1.25 * 2^k and put exact ties where rcp.approx decides."""
 
 
 @dataclass(frozen=True)
@@ -58,10 +64,19 @@ class Example:
     b_fmt: str = "e2m1"
     sf_fmt: str = "ue4m3"  # nvfp4: ue4m3 per 16; mx types: ue8m0 per 32
     kind: str = "mxf4nvf4"
-    out: str = "bf16"  # D's type; "e2m1" with generated ue8m0 scale factors (LinCombBlockScaleFactor)
+    out: str = "bf16"  # D's type; "e2m1" with generated scale factors (LinCombBlockScaleFactor)
+    sfd_fmt: str = "ue8m0"  # the generated scale factors' type (79d: ue4m3)
+    host: str = "example_host.cu"  # the harness that builds Arguments (grouped_host.cu: ptr-array grouped GEMM)
+    entry: str = ""  # a word the kernel's mangled name must hold where the PTX has several (79d: two schedules)
+    build_as: str = ""  # another example's name whose build (same .cu) this one shares
+    ue8m0_zero: bool = False  # converts ue8m0 code 0x00 to bf16 in a discarded half: run under both readings
+    norm: float = NORM_CONSTANT  # the epilogue's norm_constant
     readings: tuple[tuple[str, str], ...] = ()  # (register entry, reading) the VM is told to take (its profile)
     register: tuple[str, ...] = ()  # register entries the example's verdict informs (the case message names them)
-    host: str = "example_host.cu"  # the harness that includes it: example_sparse_host.cu for the sparse mainloop
+
+    @property
+    def grouped(self) -> bool:
+        return self.host == "grouped_host.cu"
 
     @property
     def sparse(self) -> bool:
@@ -88,17 +103,28 @@ EXAMPLES: dict[str, Example] = {
         Example("72c", "72_blackwell_narrow_precision_gemm/72c_blackwell_mixed_mxfp8_bf16_gemm.cu", "sm_100a",
                 a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4"),
         Example("79a", "79_blackwell_geforce_gemm/79a_blackwell_geforce_nvfp4_bf16_gemm.cu", "sm_120a"),
+        Example("79b", "79_blackwell_geforce_gemm/79b_blackwell_geforce_nvfp4_nvfp4_gemm.cu", "sm_120a", out="e2m1",
+                ue8m0_zero=True),
+        Example("79c", "79_blackwell_geforce_gemm/79c_blackwell_geforce_mixed_mxfp8_mxfp6_bf16_gemm.cu", "sm_120a",
+                a_fmt="e4m3", b_fmt="e3m2", sf_fmt="ue8m0", kind="mxf8f6f4"),
+        Example("79d", "79_blackwell_geforce_gemm/79d_blackwell_geforce_nvfp4_grouped_gemm.cu", "sm_120a", out="e2m1",
+                sfd_fmt="ue4m3", host="grouped_host.cu", entry="Cooperative", norm=NORM_UE4M3),
+        Example("79d.pingpong", "79_blackwell_geforce_gemm/79d_blackwell_geforce_nvfp4_grouped_gemm.cu", "sm_120a",
+                out="e2m1", sfd_fmt="ue4m3", host="grouped_host.cu", entry="Pingpong", build_as="79d",
+                norm=NORM_UE4M3),
         Example("89", "89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu", "sm_103a",
                 readings=(("AMB-K96-SHAPES", "also-m128"),),
                 register=("AMB-K96-SHAPES", "AMB-SF-FIGURES-K96", "AMB-ABSOLUTE-LBO-CHUNKS")),
         Example("84a", "84_blackwell_narrow_precision_sparse_gemm/84a_blackwell_nvfp4_bf16_sparse_gemm.cu", "sm_100a",
-                host="example_sparse_host.cu"),
+                host="example_sparse_host.cu", entry="GemmUniversal"),
         Example("84b", "84_blackwell_narrow_precision_sparse_gemm/84b_blackwell_mixed_mxfp8_bf16_sparse_gemm.cu",
-                "sm_100a", a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4", host="example_sparse_host.cu"),
+                "sm_100a", a_fmt="e4m3", sf_fmt="ue8m0", kind="mxf8f6f4", host="example_sparse_host.cu",
+                entry="GemmUniversal"),
     )
 }
 HOST_HEADERS = ("example_io.hpp",)
-"""What both host harnesses include from ``cutlass/`` (offsets, addresses, the launch shape and Params writer)."""
+"""What the single-problem host harnesses include from ``cutlass/`` (offsets, addresses, the launch shape and
+Params writer); hashed into every build key."""
 # -DNDEBUG as CUTLASS's CMake Release build gives the examples (device asserts would call __assertfail).
 BUILD_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1")
@@ -122,6 +148,8 @@ def build_key(ex: Example) -> str:
 
 
 def _build_dir(ex: Example) -> Path:
+    if ex.build_as:
+        return _build_dir(EXAMPLES[ex.build_as])
     return _cache_root() / f"cutlass-{cutlass_version()}" / f"example{ex.name}-{build_key(ex)}"
 
 
@@ -132,6 +160,8 @@ def is_built(ex: Example) -> bool:
 
 def build(ex: Example) -> Path:
     """Build (cached) the example's host program and PTX; returns the folder holding ``host`` and ``kernel.ptx``."""
+    if ex.build_as:
+        return build(EXAMPLES[ex.build_as])
     d = _build_dir(ex)
     if is_built(ex):
         return d
@@ -211,17 +241,14 @@ def sf_offsets(out: Path, which: str, rows: int, blocks: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------ data, reference
 _E2M1 = np.array([0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 6.0, -6.0])
 _SCALES = (0.5, 1.0, 2.0)
-NORM_CONSTANT = 1.25
-"""72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
-here (amax has few significant bits) and the kernel's ``rcp.approx(6)`` cannot move a scale factor across a
-power of two; ``st / SFD`` stays exact (``SFD`` is one)."""
 
 
 def _codes(values: np.ndarray, fmt: str) -> np.ndarray:
     import ml_dtypes
 
-    t = {"e2m1": ml_dtypes.float4_e2m1fn, "e4m3": ml_dtypes.float8_e4m3fn, "ue4m3": ml_dtypes.float8_e4m3fn}[fmt]
-    return values.astype(t).view(np.uint8) & (0x0F if fmt == "e2m1" else 0xFF)
+    t = {"e2m1": ml_dtypes.float4_e2m1fn, "e4m3": ml_dtypes.float8_e4m3fn, "ue4m3": ml_dtypes.float8_e4m3fn,
+         "e3m2": ml_dtypes.float6_e3m2fn}[fmt]
+    return values.astype(t).view(np.uint8) & {"e2m1": 0x0F, "e3m2": 0x3F}.get(fmt, 0xFF)
 
 
 def _sf_codes(values: np.ndarray, fmt: str) -> np.ndarray:
@@ -233,6 +260,19 @@ def _sf_codes(values: np.ndarray, fmt: str) -> np.ndarray:
 def _pack4(codes: np.ndarray) -> np.ndarray:
     """Two 4-bit codes per byte along the last axis, the even element in the low nibble (CUTLASS's subbyte order)."""
     return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+
+
+def _pack6(codes: np.ndarray) -> np.ndarray:
+    """Four 6-bit codes per three bytes along the last axis, element i at bits 6i..6i+5 of the little-endian
+    bit stream (CUTLASS's subbyte order for ``float_e3m2_t``, which the TMA's packed 6-bit type reads)."""
+    c = codes.astype(np.uint32).reshape(*codes.shape[:-1], -1, 4)
+    v = c[..., 0] | (c[..., 1] << 6) | (c[..., 2] << 12) | (c[..., 3] << 18)
+    return np.stack([v & 0xFF, (v >> 8) & 0xFF, v >> 16], axis=-1).reshape(*codes.shape[:-1], -1).astype(np.uint8)
+
+
+def pack(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """An operand's codes as the example's global memory holds them (K contiguous)."""
+    return {"e2m1": _pack4, "e3m2": _pack6}.get(fmt, lambda c: c.astype(np.uint8))(codes)
 
 
 @dataclass
@@ -267,6 +307,8 @@ def accumulator(ex: Example, x: Inputs) -> np.ndarray:
     """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N). A sparse A is
     expanded by ``reference.sparse`` (the oracle's reading of 9.7.16.10.8), with one scale factor per
     ``vs`` logical K (AMB-SPARSE-SF-COUNT's dense-count: CUTLASS's sparse SF vector is twice the dense one)."""
+    from reference import gemm as G
+
     if ex.sparse:
         return S.sparse_block_scaled_gemm(x.a, x.meta, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt,
                                           b_fmt=ex.b_fmt, scale_fmt=ex.sf_fmt).astype(np.float64)
@@ -302,6 +344,49 @@ def expected_sfd(acc: np.ndarray, vs: int) -> tuple[np.ndarray, np.ndarray]:
     scale = (NORM_CONSTANT * np.exp2(-sf_exp.astype(np.float64))).astype(np.float32)
     prod = acc.astype(np.float32) * np.repeat(scale, vs, axis=1)
     return _rne_e2m1(prod.astype(np.float64)), (sf_exp + 127).astype(np.uint8)
+
+
+def _rcp_bounds(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """fp32 ``rcp.approx.ftz`` within the ISA's bound: the correctly rounded reciprocal and its two neighbours."""
+    with np.errstate(divide="ignore"):
+        r = (np.float32(1.0) / x.astype(np.float32)).astype(np.float32)
+    return (np.nextafter(r, np.float32(-np.inf)), r, np.nextafter(r, np.float32(np.inf)))
+
+
+def expected_sfd_ue4m3(acc: np.ndarray, vs: int, norm: float = NORM_CONSTANT) -> tuple[np.ndarray, np.ndarray]:
+    """79d's epilogue (SM120 ``LinCombBlockScaleFactor`` with ue4m3 scale factors, alpha 1, beta 0), in fp32 as the
+    kernel computes it: ``nsd = norm * rcp(6)``; per ``vs`` columns ``SFD = ue4m3_rn_satfinite(amax * nsd)``;
+    ``D = e2m1(acc * min(norm * rcp(SFD), FLT_MAX))``. Both reciprocals are ``rcp.approx.ftz`` (1 ulp): the model
+    is evaluated for every rcp within the bound and raises where the answer depends on which one the hardware
+    gives (no exact verdict then). Returns (D codes (M, N), SFD codes (M, N / vs))."""
+    import ml_dtypes
+
+    m, n = acc.shape
+    f32 = np.float32
+    accf = acc.astype(f32)
+    if not np.array_equal(accf.astype(np.float64), acc):
+        raise ValueError("the accumulator is not exact in fp32")
+    amax = np.abs(accf).reshape(m, n // vs, vs).max(axis=2)
+    big = np.finfo(f32).max
+    outs: set[tuple[bytes, bytes]] = set()
+    res: tuple[np.ndarray, np.ndarray] | None = None
+    for r6 in _rcp_bounds(np.array([6.0], f32)):
+        nsd = f32(f32(norm) * r6[0])
+        pv = (amax * nsd).astype(f32)
+        q = np.minimum(pv, f32(448.0)).astype(ml_dtypes.float8_e4m3fn)
+        qf = q.astype(f32)
+        for rq in _rcp_bounds(qf):
+            with np.errstate(invalid="ignore", over="ignore"):
+                scale = np.minimum((f32(norm) * rq).astype(f32), big)
+                prod = (accf * np.repeat(scale, vs, axis=1)).astype(f32)
+            d = _rne_e2m1(prod.astype(np.float64))
+            sf = q.view(np.uint8)
+            outs.add((d.tobytes(), sf.tobytes()))
+            res = (d, sf.copy())
+    if len(outs) != 1:
+        raise ValueError("an output depends on which rcp.approx within 1 ulp the hardware gives")
+    assert res is not None
+    return res
 
 
 def expected_bf16(acc: np.ndarray) -> np.ndarray:
@@ -394,9 +479,10 @@ def _metadata_image(ex: Example, x: Inputs, sizes: dict[str, Any], work: Path, *
     return img
 
 
-def _entry(ptx: str) -> str:
+def _entry(ptx: str, word: str = "") -> str:
+    """The ``cutlass::device_kernel`` entry (the one whose name holds ``word`` where the PTX has several)."""
     names = re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)*\.entry\s+([\w$]+)", ptx, re.M)
-    kern = [x for x in names if "device_kernel" in x and "GemmUniversal" in x]  # 84's compressor is beside it
+    kern = [x for x in names if "device_kernel" in x and word in x]
     if len(kern) != 1:
         raise Unavailable(f"expected one cutlass::device_kernel entry in the PTX, found {kern or names}")
     return kern[0]
@@ -404,7 +490,8 @@ def _entry(ptx: str) -> str:
 
 def ptx_forms(ptx: str) -> list[str]:
     """The block-scaled and tensor-memory instruction forms the kernel uses (for the case record)."""
-    pat = r"\b((?:tcgen05|mma|cp\.async\.bulk\.tensor|clusterlaunchcontrol|cvt\.r[pn]\.satfinite)\.[\w:.]+)"
+    pat = (r"\b((?:tcgen05|mma|cp\.async\.bulk\.tensor|clusterlaunchcontrol|cvt\.r[pn]\.satfinite|tensormap)"
+           r"\.[\w:.]+)")
     return sorted(set(re.findall(pat, ptx)))
 
 
@@ -424,9 +511,8 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
     if fault == "sfa_rows":
         sfa_offs = sfa_offs.reshape(m // 32, 32, -1)[:, np.r_[1:32, 0], :].reshape(m, -1)
     vm.reset()
-    pack = _pack4 if ex.a_fmt == "e2m1" else (lambda c: c)
-    a_img = _sparse_a_image(ex, x, sizes, work) if ex.sparse else pack(x.a)
-    a_d, b_d = vm.asarray(a_img), vm.asarray(_pack4(x.b) if ex.b_fmt == "e2m1" else x.b)
+    a_img = _sparse_a_image(ex, x, sizes, work) if ex.sparse else pack(x.a, ex.a_fmt)
+    a_d, b_d = vm.asarray(a_img), vm.asarray(pack(x.b, ex.b_fmt))
     sfa_d = vm.asarray(_sf_image(sizes["sfa_size"], sfa_offs, x.sfa))
     sfb_d = vm.asarray(_sf_image(sizes["sfb_size"], sf_offsets(work, "sfb", n, k // vs), x.sfb))
     c_d = vm.zeros(m * n, np.float32 if ex.sfd else np.uint16)
@@ -440,16 +526,107 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
         norm_d = vm.asarray(np.array([NORM_CONSTANT], np.float32))
         bufs = (a_d, b_d, sfa_d, sfb_d, c_d, d_d, sfd_d, norm_d, ws_d)
     meta, params = host_params(d, m, n, k, work, [p.base for p in bufs])
-    for f in work.iterdir():
-        f.unlink()
-    work.rmdir()
+    shutil.rmtree(work, ignore_errors=True)
+    outs: set[bytes] = set()
+    for reading in UE8M0_ZERO_READINGS if ex.ue8m0_zero else ("",):
+        d_d.host[...] = 0
+        sfd_d.host[...] = 0
+        stats, fail = _launch(ex, d, meta, params, max_steps, ue8m0_zero=reading)
+        if fail:
+            return fail
+        outs.add(d_d.get().tobytes() + sfd_d.get().tobytes())
+    r = _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
+    if len(outs) > 1:
+        return Result(False, f"D or SFD differs between the readings {UE8M0_ZERO_READINGS} of AMB-CVT-UE8M0-EDGES "
+                             f"(code 0x00 to bf16): no verdict", -1, stats)
+    if ex.ue8m0_zero:
+        r.message += f"; the same under both readings {'/'.join(UE8M0_ZERO_READINGS)} of AMB-CVT-UE8M0-EDGES"
+    return r
+
+
+GROUPED_SMS = 2
+"""The persistent grid of 79d (``hw_info.sm_count``, the example's ``--max_sm_count``): fewer CTAs than tiles, so
+one CTA walks tiles of several groups and rewrites its tensor maps on the device at each change of group."""
+
+
+def _grouped_host(d: Path, mode: str, out: Path, lines: list[str]) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "in.txt").write_text("\n".join(lines) + "\n")
+    _host(d, [mode, str(out)], out)
+    return json.loads((out / "meta.json").read_text())
+
+
+def run_grouped(name: str, problems: tuple[tuple[int, int, int], ...], *, seed: int = 0, fault: str = "none",
+                max_steps: int = 400_000_000, sms: int = GROUPED_SMS) -> Result:
+    """Build (cached), run the grouped example ``name`` (79d) on the VM for ``problems`` (one M, N, K per group)
+    and compare every group's D and SFD with the exact model. Every problem shape, operand pointer, stride and SF
+    layout is read by the kernel from device memory (the example's ``host_problem_shapes_available = false``)."""
+    from mmacts.ptxvm import api as vm
+
+    ex = EXAMPLES[name]
+    d = build(ex)
+    work = d / f"run-grouped-{len(problems)}-{os.getpid()}"
+    head = [f"{len(problems)} {sms}", *(f"{m} {n} {k}" for m, n, k in problems)]
+    sizes = _grouped_host(d, "sizes", work, head)
+    vs, svs = sizes["sf_vec"], sizes["sfd_vec"]
+    vm.reset()
+    xs, bufs, sfd_offs = [], [], []
+    for g, ((m, n, k), gs) in enumerate(zip(problems, sizes["groups"], strict=True)):
+        x = make_inputs(ex, m, n, k, vs, seed + g)
+        sfa_offs = sf_offsets(work, f"sfa{g}", m, k // vs)
+        if fault == "sfa_rows":
+            sfa_offs = sfa_offs.reshape(m // 32, 32, -1)[:, np.r_[1:32, 0], :].reshape(m, -1)
+        bufs.append((vm.asarray(pack(x.a, ex.a_fmt)), vm.asarray(pack(x.b, ex.b_fmt)),
+                     vm.asarray(_sf_image(gs["sfa_size"], sfa_offs, x.sfa)),
+                     vm.asarray(_sf_image(gs["sfb_size"], sf_offsets(work, f"sfb{g}", n, k // vs), x.sfb)),
+                     vm.zeros(m * n, np.uint16), vm.empty(m * n // 2, np.uint8), vm.empty(gs["sfd_size"], np.uint8)))
+        xs.append(x)
+        sfd_offs.append(sf_offsets(work, f"sfd{g}", m, n // svs))
+    norm_d = vm.asarray(np.array([ex.norm], np.float32))
+    ws_d = vm.zeros(max(int(sizes["workspace"]), 16), np.uint8)
+    arena_d = vm.zeros(max(int(sizes["arena"]), 16), np.uint8)
+    addrs = [f"{norm_d.base:x} {ws_d.base:x} {arena_d.base:x}", *(" ".join(f"{b.base:x}" for b in row) for row in bufs)]
+    meta = _grouped_host(d, "params", work, head + addrs)
+    params = (work / "params.bin").read_bytes()
+    arena = np.frombuffer((work / "arena.bin").read_bytes(), np.uint8)
+    arena_d.host.reshape(-1).view(np.uint8)[: arena.size] = arena
+    shutil.rmtree(work, ignore_errors=True)
+    stats, fail = _launch(ex, d, meta, params, max_steps)
+    stats["groups"] = [list(p) for p in problems]
+    if fail:
+        return fail
+    results = [_judge(ex, x, vs, row[5].get(), row[6].get(), offs, stats)
+               for x, row, offs in zip(xs, bufs, sfd_offs, strict=True)]
+    bad = [(g, r) for g, r in enumerate(results) if not r.ok]
+    if bad:
+        return Result(False, "; ".join(f"group {g}: {r.message}" for g, r in bad),
+                      -1 if any(r.mismatches < 0 for _, r in bad) else sum(r.mismatches for _, r in bad), stats)
+    return Result(True, f"{len(problems)} groups: " + "; ".join(r.message for r in results), 0, stats)
+
+
+UE8M0_ZERO_READINGS = ("clamp", "shift")
+"""Readings of AMB-CVT-UE8M0-EDGES for ``cvt.rn.bf16x2.ue8m0x2`` of code 0x00 (``ops_more.UE8M0_ZERO_BF16``): the
+SM120 SFD epilogue (79b) converts its scale factor's reciprocal paired with a constant 0x00 and keeps only the other
+half, so it runs under each and the outputs must agree."""
+
+
+def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps: int, ue8m0_zero: str = ""
+            ) -> tuple[dict[str, Any], Result | None]:
+    """One launch of the example's kernel with the host program's Params: the record's stats, and a failed
+    Result where the VM stopped it (its status and message name the cause). ``ue8m0_zero`` names the reading
+    the VM takes for ue8m0 code 0x00 (empty: refused)."""
+    from mmacts.ptxvm import api as vm
+    from mmacts.ptxvm.ops_more import UE8M0_REGISTER
+
     ptx = (d / "kernel.ptx").read_text()
-    profile = {"readings": dict(ex.readings)} if ex.readings else None
-    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps, profile=profile).get_function(_entry(ptx))
-    stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": name, "grid": meta["grid"],
+    readings = {**dict(ex.readings), **({UE8M0_REGISTER: ue8m0_zero} if ue8m0_zero else {})}
+    profile = {"readings": readings} if readings else None
+    kern = vm.RawModule(code=ptx, arch=ex.arch, max_steps=max_steps, profile=profile).get_function(
+        _entry(ptx, ex.entry))
+    stats: dict[str, Any] = {"cutlass": cutlass_version(), "example": ex.name, "grid": meta["grid"],
                              "block": meta["block"], "cluster": meta["cluster"], "smem": meta["smem"],
                              "forms": ptx_forms(ptx)}
-    old = os.environ.get("MMACTS_RCP_TABLE")
+    saved = {v: os.environ.get(v) for v in ("MMACTS_RCP_TABLE",)}
     table, stats["rcp"] = rcp_table() if ex.sfd else (None, "")
     if table:
         os.environ["MMACTS_RCP_TABLE"] = table
@@ -459,14 +636,15 @@ def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str 
     except vm.LaunchError as e:
         o = e.outcome
         stats.update(steps=o.steps, thread_instructions=o.thread_instructions, wall_s=round(o.wall_s, 3))
-        return Result(False, f"VM {o.status}: {o.message}", -1, stats)
+        return stats, Result(False, f"VM {o.status}: {o.message}", -1, stats)
     finally:
-        if old is None:
-            os.environ.pop("MMACTS_RCP_TABLE", None)
-        else:
-            os.environ["MMACTS_RCP_TABLE"] = old
+        for v, was in saved.items():
+            if was is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = was
     stats.update(steps=out.steps, thread_instructions=out.thread_instructions, wall_s=round(out.wall_s, 3))
-    return _judge(ex, x, vs, d_d.get(), sfd_d.get(), sfd_offs, stats)
+    return stats, None
 
 
 def _first(bad: np.ndarray) -> str:
@@ -476,7 +654,7 @@ def _first(bad: np.ndarray) -> str:
 
 def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarray, sfd_offs: np.ndarray | None,
            stats: dict[str, Any]) -> Result:
-    """D (and 72b's SFD) against the model, code for code."""
+    """D (and the generated SFD of 72b, 79b, 79d) against the model, code for code."""
     acc = accumulator(ex, x)
     m, n = acc.shape
     if not ex.sfd:
@@ -487,7 +665,8 @@ def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarr
         return Result(True, f"D equals the exact product ({m}x{n}, bf16)", 0, stats)
     assert sfd_offs is not None
     try:
-        want_d, want_sf = expected_sfd(acc, 16)
+        want_d, want_sf = (expected_sfd(acc, 16) if ex.sfd_fmt == "ue8m0" else
+                           expected_sfd_ue4m3(acc, 16, ex.norm))
     except ValueError as e:  # the seed's data are not exact by construction: no verdict, say why
         return Result(False, f"model refused the data: {e}", -1, stats)
     got_d = np.stack([d_mem & 0xF, d_mem >> 4], axis=-1).reshape(m, n)
@@ -497,22 +676,29 @@ def _judge(ex: Example, x: Inputs, vs: int, d_mem: np.ndarray, sfd_mem: np.ndarr
                                                                    else [])
     if msgs:
         return Result(False, "; ".join(msgs), int(bad_sf.sum() + bad_d.sum()), stats)
-    return Result(True, f"D and SFD equal the exact model ({m}x{n}, e2m1 + ue8m0 per 16)", 0, stats)
+    return Result(True, f"D and SFD equal the exact model ({m}x{n}, e2m1 + {ex.sfd_fmt} per 16)", 0, stats)
 
 
 # ------------------------------------------------------------------------------------------------ cases
-SIZES: dict[str, dict[str, tuple[tuple[int, int, int], ...]]] = {
-    "72b": {"standard": ((128, 128, 256), (256, 256, 512)), "full": ((256, 256, 1024), (384, 256, 512))},
-    "79a": {"standard": ((128, 128, 256),), "full": ((256, 256, 512), (256, 256, 1024))},
-    "72a": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
-    "72c": {"standard": ((256, 256, 256),), "full": ((512, 512, 512),)},
-    "89": {"standard": ((128, 128, 768), (256, 256, 1536)), "full": ((256, 512, 768), (128, 256, 384))},
-    "84a": {"standard": ((256, 128, 256), (256, 256, 512)), "full": ((512, 256, 1024),)},
-    "84b": {"standard": ((256, 128, 256), (256, 256, 512)), "full": ((512, 256, 1024),)},
+Problem = tuple[tuple[int, int, int], ...]
+SIZES: dict[str, dict[str, tuple[Problem, ...]]] = {
+    "72b": {"standard": (((128, 128, 256),), ((256, 256, 512),)), "full": (((256, 256, 1024),), ((384, 256, 512),))},
+    "79a": {"standard": (((128, 128, 256),),), "full": (((256, 256, 512),), ((256, 256, 1024),))},
+    "72a": {"standard": (((256, 256, 256),),), "full": (((512, 512, 512),),)},
+    "72c": {"standard": (((256, 256, 256),),), "full": (((512, 512, 512),),)},
+    "79b": {"standard": (((128, 128, 256),),), "full": (((256, 256, 512),),)},
+    "79c": {"standard": (((128, 128, 256),),), "full": (((256, 128, 512),),)},
+    "79d": {"standard": (((128, 128, 256), (256, 128, 128)),),
+            "full": (((256, 256, 512), (128, 256, 256), (128, 128, 128)),)},
+    "79d.pingpong": {"full": (((128, 128, 256), (256, 128, 128)),)},
+    "89": {"standard": (((128, 128, 768),), ((256, 256, 1536),)), "full": (((256, 512, 768),), ((128, 256, 384),))},
+    "84a": {"standard": (((256, 128, 256),), ((256, 256, 512),)), "full": (((512, 256, 1024),),)},
+    "84b": {"standard": (((256, 128, 256),), ((256, 256, 512),)), "full": (((512, 256, 1024),),)},
 }
-"""Problem sizes per example and level: the VM runs 72b's 256x256x1024 in seconds, 79a's (mma.sync, one warp
-instruction per 16x8x64) takes about a minute; the first build of an example takes minutes (cached)."""
-RUNNABLE = ("72b", "79a", "72a", "72c", "89", "84a", "84b")
+"""Problems per example and level (one M, N, K per group; one group but for the grouped 79d): the VM runs 72b's
+256x256x1024 in seconds, 79a's (mma.sync, one warp instruction per 16x8x64) takes about a minute; the first build
+of an example takes minutes (cached)."""
+RUNNABLE = ("72b", "79a", "72a", "72c", "89", "79b", "79c", "79d", "79d.pingpong", "84a", "84b")
 """Examples whose cases are listed. 72a and 72c (2-SM MMA, cluster 2x4: TMA multicast with .cta_group::2,
 tcgen05.cp/mma.cta_group::2) run as shipped since the VM reads a tcgen05.ld whose destination registers were read
 as complete for a later tcgen05.dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, reading register-read-completes: CUTLASS's
@@ -525,15 +711,16 @@ and AMB-ABSOLUTE-LBO-CHUNKS (48-byte K chunks, LBO absolute mode): the VM's othe
 to TMEM by tcgen05.cp.128x128b) use the same SM100 epilogue."""
 TWO_SM = ("72a", "72c", "84a", "84b")
 """Examples whose MMA is cta_group::2 (a 2-SM tile)."""
-CACHED_ONLY = ("72a", "72c", "84b")
-"""Examples whose tests run only with a cached build: 72a/72c build for 10+ minutes on two cores. 84a builds in
-2 to 8 minutes by load (105 s idle, 454 s at load 13; less than 72b) and its tests build it; 84b (as long again)
-adds the 2:4 metadata and the mx scale count but no new path through CUTLASS's sparse collective, so CI does not
-pay for its build."""
+CACHED_ONLY = ("72a", "72c", "84b", "79b", "79c", "79d")
+"""Examples whose tests run only with a cached build: CI builds 72b, 79a, 89 and 84a (72b and 79a about 6 and 12
+minutes on two loaded cores; 89 about one; 84a 2 to 8 by load); 72a/72c build for 10+ minutes and each of 79b,
+79c, 79d would add 10+ more; 84b adds the 2:4 metadata and the mx scale count but no new path through CUTLASS's
+sparse collective."""
 
 
-def case_id(name: str, m: int, n: int, k: int) -> str:
-    return f"peers.cutlass.example{name}.m{m}n{n}k{k}"
+def case_id(name: str, problems: Problem) -> str:
+    shapes = "-".join(f"m{m}n{n}k{k}" for m, n, k in problems)
+    return f"peers.cutlass.example{name}.{f'g{len(problems)}.' if EXAMPLES[name].grouped else ''}{shapes}"
 
 
 def example_cases(level: str) -> list[Case]:
@@ -556,12 +743,16 @@ def example_cases(level: str) -> list[Case]:
                 instr = f"tcgen05.mma.cta_group::{group}.kind::{ex.kind}.block_scale.block16"
                 rows = ("S9.7.16.9", "S9.7.16.10.7", "S9.7.16.2.1.1", "T54.4")
             rows += ("S9.7.16.10.8",) if ex.sparse else ()
-            for m, n, k in sizes:
-                out.append(Case(case_id=case_id(name, m, n, k), suite="peers", instruction=instr, arch=ex.arch,
+            if ex.grouped:
+                rows += ("S9.7.9.27",)  # tensormap.replace: the kernel rewrites its maps for every group
+            for problems in sizes:
+                rt: dict[str, Any] = ({"problems": ",".join(f"{m}x{n}x{k}" for m, n, k in problems)} if ex.grouped
+                                      else dict(zip("mnk", problems[0], strict=True)))
+                out.append(Case(case_id=case_id(name, problems), suite="peers", instruction=instr, arch=ex.arch,
                                 spec_rows=rows, level=lvl, recipe="exact",
                                 form={"peer": "cutlass-example", "example": name, "cutlass": cutlass_version() or
                                       "absent"},
-                                runtime={"m": m, "n": n, "k": k}))
+                                runtime=rt))
     return out
 
 
@@ -569,8 +760,13 @@ def run_example_case(case: Case) -> dict[str, Any]:
     """Record fields of one example case: status, message, CUTLASS version, PTX forms, wall, thread-instructions.
     A toolchain or build that is missing is ``not-supported`` with the reason (this machine cannot run it)."""
     rt = case.runtime
+    name = case.form["example"]
     try:
-        r = run_example(case.form["example"], rt["m"], rt["n"], rt["k"], seed=case.seed)
+        if EXAMPLES[name].grouped:
+            problems = tuple(tuple(int(v) for v in p.split("x")) for p in rt["problems"].split(","))
+            r = run_grouped(name, problems, seed=case.seed)  # type: ignore[arg-type]
+        else:
+            r = run_example(name, rt["m"], rt["n"], rt["k"], seed=case.seed)
     except Unavailable as e:
         return {"status": NOT_SUPPORTED, "message": f"CUTLASS example unavailable: {e}"}
     s = r.stats
