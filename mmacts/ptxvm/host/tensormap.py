@@ -59,9 +59,10 @@ IM2COL_CORNER_BITS = {3: 16, 4: 8, 5: 5}
 """Tensor rank -> bits of one pixel-box corner offset; the lower corner's offsets from bit 0 of the corners word,
 the upper corner's from bit 16, W first."""
 HW_ELEMTYPE = {0: (0, 0), 1: (1, 0), 2: (2, 0), 3: (3, 0), 4: (4, 0), 5: (5, 0), 6: (6, 0), 7: (7, 0), 8: (9, 0),
-               9: (10, 0), 10: (8, 0), 11: (7, 1), 12: (8, 1), 13: (13, 0), 14: (14, 0), 15: (15, 0)}
+               9: (10, 0), 10: (8, 0), 11: (7, 1), 12: (8, 1), 13: (11, 0), 14: (12, 0), 15: (13, 0)}
 """Driver data type -> (elemtype code, tf32 flag). TFLOAT32 is FLOAT32's code with the tf32 bit, TFLOAT32_FTZ
-FLOAT32_FTZ's; the packed types 13..15 cannot be encoded on sm_90 (their codes are assumed, see the register)."""
+FLOAT32_FTZ's; the packed types 13..15 cannot be encoded on sm_90: 11 is the code the CuTe DSL writes for its
+fp4 maps, 12 and 13 follow it by assumption (AMB-TMAP-HW-SM100-FIELDS)."""
 
 DATA_TYPES: dict[str, tuple[int, int, int, bool]] = {
     # name: (driver enum, PTX elemtype, bits in global memory, floating point)

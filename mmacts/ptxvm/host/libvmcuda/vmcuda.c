@@ -67,8 +67,8 @@ static void bits(unsigned char *map, unsigned word, unsigned lo, unsigned width,
 struct common {
     int dt, il, sw, fill;
     unsigned rank;
-    int l2;
     unsigned long long dim_max; /* 2^32 tiled, 2^31 im2col */
+    int l2;
 };
 
 static CUresult check_common(const struct common *c, const CUtensorMap *map, unsigned lo_rank, uintptr_t addr,
@@ -155,8 +155,8 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
                                 const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
                                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                 CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, (int)l2Promotion,
-                        1ull << 32};
+    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 32};
+    c.l2 = (int)l2Promotion;
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 1, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
@@ -189,8 +189,8 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType ten
                                  const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
                                  CUtensorMapFloatOOBfill oobFill) {
-    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, (int)l2Promotion,
-                        1ull << 31};
+    struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 31};
+    c.l2 = (int)l2Promotion;
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 3, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
