@@ -5,22 +5,21 @@ those the CUDA 13 ``cuda.h`` documents, corrected where the real driver (580.159
 16-byte channel rows in im2col (:data:`BOX_BYTES_MAX`, :data:`GLOBAL_DIM_MAX`, ``_Common``); the sm_100-only swizzles
 and packed types are accepted, as on the device the VM emulates (:func:`refused_before_sm100`).
 
-Why a table of our own: the driver's binary layout is unpublished, so the VM keeps the fields that PTX's
-``tensormap.replace`` (9.7.9.28) names at offsets of its own. This module writes those fields from the PTX ISA's
-field list and enumerations (the values ``tensormap.replace`` takes), in :data:`LAYOUT`, with no import of the VM;
-``test_tensormap.py`` proves the two agree by decoding with the VM and running real TMA loads on it. The C library
-``libvmcuda`` is a second, independent implementation of the same contract (``test_libvmcuda.py`` compares them).
+The layout is the hardware's: the bytes the real driver writes, recorded for 408 calls on an H200
+(``validation/probes/tmap-bytes``; the field table with its provenance is ``validation/probes/tmap-bytes/LAYOUT.md``),
+so a map from this module, from ``libvmcuda``, from the real driver and from host code that builds descriptors
+itself (the CuTe DSL) are the same bytes for the same call. ``test_tmap_record.py`` replays every recorded call
+through this module and through ``libvmcuda`` (byte-identical). The bit table here (:data:`LAYOUT`) is the encoders'
+own, with no import of the VM, which decodes with a table written apart (``test_tensormap.py`` runs real TMA loads
+through the two). The C library ``libvmcuda`` is a second, independent implementation of the same contract
+(``test_libvmcuda.py`` compares them on random arguments).
 
 Translation the driver does and a wrong table would get wrong: the driver's ``CUtensorMapDataType`` order
-(..., FLOAT64 = 8, BFLOAT16 = 9, FLOAT32_FTZ = 10, ...) is not the PTX ``elemtype`` order (.f32.ftz = 8, .f64 = 9,
-.bf16 = 10); the 128B atom swizzles are swizzle_mode 128B plus a swizzle_atomicity; ``globalStrides`` (rank - 1
-entries, bytes, stride of dimension i + 1) go to ``global_stride`` ord i; ``rank`` is stored minus one.
-L2 promotion is validated but has no ``tensormap.replace`` field, so it is not stored (a cache hint).
-
-im2col maps (:data:`IM2COL_LAYOUT`): byte 125 (``mode``) is 1; the five ``box_dim`` words, which im2col has no use
-for, hold channelsPerPixel, pixelsPerColumn and the two pixel-box corners (three signed 16-bit offsets each, W
-first). Every other field is where a tiled map has it, and a tiled map is byte-identical to before (``fill_mode``
-is 0 or 1, so its word's upper bytes were always zero; ``mode`` 0 = tiled is what a zeroed map says).
+(..., FLOAT64 = 8, BFLOAT16 = 9, FLOAT32_FTZ = 10, ...) is not the map's type-code order (.f32.ftz = 8, .f64 = 9,
+.bf16 = 10, the PTX ``elemtype`` order), and the tf32 types are the f32 codes plus a flag (:data:`HW_ELEMTYPE`); dims,
+boxes, element strides, channels and pixels are stored minus one, strides in 16-byte units; the driver also writes
+two derived words (the bytes one load moves, rounded down per dimension, and the swizzle repeat). What sm_90 cannot
+show (the 128B swizzle atoms' place, the packed types' codes) is assumed and registered (AMB-TMAP-HW-SM100-FIELDS).
 """
 
 from __future__ import annotations
