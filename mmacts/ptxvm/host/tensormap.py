@@ -276,7 +276,7 @@ def encode_im2col(data_type: str | int, rank: int, global_address: int, global_d
                   swizzle: str | int = "NONE", l2_promotion: str | int = "NONE",
                   oob_fill: str | int = "NONE") -> np.ndarray:
     """The tensor map ``cuTensorMapEncodeIm2col`` describes (rank 3-5: NWC, NHWC, NDHWC with C innermost), as
-    ``numpy.uint8[128]`` in :data:`IM2COL_LAYOUT`, or :class:`TensorMapError`.
+    ``numpy.uint8[128]`` in the hardware layout (:data:`LAYOUT`), or :class:`TensorMapError`.
 
     The corners are the rank - 2 pixel-box offsets, W first (the order of the tensor's dimensions 1 ..): the lower
     one from the tensor's first pixel, the upper one from its last (the box spans ``lower[i]`` to
