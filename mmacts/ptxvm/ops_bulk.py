@@ -34,16 +34,18 @@ Semantics kept, so that a kernel that forgets a wait reads stale data as it coul
   the mbarrier address's parity in each destination's CTA pair); ``cp.async.bulk.shared::cluster.shared::cta``
   copies the executing CTA's shared memory into a peer's. See :func:`_bulk_targets`.
 
-The tensor map is an opaque 128-byte object (5.5.8): the CUDA driver's binary layout is not published,
-so the VM keeps the fields ``tensormap.replace`` names at offsets of its own (:data:`FIELDS`; the im2col ones in
-:data:`IM2COL_FIELDS`), all zero
-in a zeroed object, which is what a kernel that builds its maps on the device relies on (each field's
-zero is the first value of its enumeration: ``.u8``, no interleave, no swizzle, zero fill). Host code
-builds maps in this layout with ``mmacts.ptxvm.host.encode_tiled`` / ``encode_im2col`` or the C library
-``mmacts/ptxvm/host/libvmcuda`` (the ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` contract,
-written from the documentation with a table of its own; ``host/test_tensormap.py`` proves the two agree). A map
-encoded by the real driver is not readable (its layout is unpublished). A map may lie in global memory or in the
-kernel's parameter block (a ``__grid_constant__`` parameter: ``cvta.param`` makes its generic address).
+The tensor map is an opaque 128-byte object (5.5.8) whose layout the ISA does not publish; the VM reads it in the
+layout the real driver writes (recorded from 408 ``cuTensorMapEncode*`` calls on an H200,
+``validation/probes/tmap-bytes``; the table with provenance is ``validation/probes/tmap-bytes/LAYOUT.md``), so maps from
+the real driver, from host code that builds descriptors itself (the CuTe DSL) and from the project's encoders
+(``mmacts.ptxvm.host.encode_tiled`` / ``encode_im2col``, ``libvmcuda``) all read the same. The VM keeps its own
+bit table (:data:`MAP_BITS`, written apart from the encoders'; ``test_independence.py`` forbids sharing it).
+``tensormap.replace`` writes the same bit fields (:data:`REPLACE`), so a zeroed map filled field by field on the
+device reads as it would on silicon: every field's zero is the first value of its enumeration (``.u8``, rank 1, no
+interleave, no swizzle, zero fill) and the dims, boxes and element strides are stored minus one. Bits the VM does not
+know (an sm_100 feature it cannot observe, another im2col mode) are refused by name, never ignored. A map may lie
+in global memory or in the kernel's parameter block (a ``__grid_constant__`` parameter: ``cvta.param`` makes its
+generic address).
 """
 
 from __future__ import annotations
@@ -65,27 +67,50 @@ U64 = ptx_type("u64")
 U16 = ptx_type("u16")
 
 TENSORMAP_BYTES = 128
-FIELDS: dict[str, tuple[int, str, int]] = {
-    # field -> (byte offset, numpy dtype, count); VM-private layout (see the module docstring)
-    "global_address": (0, "<u8", 1),
-    "rank": (8, "<u4", 1),  # rank - 1, as tensormap.replace writes it
-    "elemtype": (12, "<u4", 1),
-    "box_dim": (16, "<u4", 5),
-    "element_stride": (36, "<u4", 5),
-    "global_dim": (56, "<u4", 5),
-    "global_stride": (80, "<u8", 4),  # bytes, stride of dimension ord + 1
-    "interleave_layout": (112, "<u4", 1),
-    "swizzle_mode": (116, "<u4", 1),
-    "swizzle_atomicity": (120, "<u4", 1),
-    "fill_mode": (124, "<u1", 1),  # 0 or 1: the upper bytes of what was a 32-bit word are mode and zero
+MAP_BITS: dict[str, tuple[int, int, int]] = {
+    # field -> (32-bit word, first bit in it, width); the driver's layout (module docstring). Dims, boxes, element
+    # strides, channels and pixels are stored minus one; global strides in 16-byte units, 36 bits split in two.
+    "address_lo": (0, 0, 32), "address_hi": (1, 0, 32),
+    "im2col": (2, 0, 1),
+    "rank_m1": (2, 4, 3),
+    "type_code": (2, 7, 4),
+    "interleave": (2, 11, 2),
+    "swizzle": (2, 13, 2),
+    "fill": (2, 15, 1),
+    "tf32": (2, 16, 1),
+    "l2": (2, 17, 2),
+    "atomicity": (2, 19, 2),  # assumed place (sm_100 only; AMB-TMAP-HW-SM100-FIELDS)
+    "inner_m1": (13, 24, 8),  # boxDim[0] - 1, or channelsPerPixel - 1 (im2col)
+    "pixels_m1": (15, 0, 10),
+    "box_bytes": (16, 0, 32),  # derived by the driver (the DSL leaves it 0): not read
+    "swizzle_repeat": (18, 0, 32),  # derived likewise: not read
 }
-IM2COL_FIELDS: dict[str, tuple[int, str, int]] = {
-    # im2col-only fields (no tensormap.replace name): mode 1 (byte 125) says they replace the box_dim words
-    "mode": (125, "<u1", 1),  # 0 = tiled (a zeroed map), 1 = im2col
-    "channels_per_pixel": (16, "<u4", 1),
-    "pixels_per_column": (20, "<u4", 1),
-    "lower_corner": (24, "<i2", 3),  # pixel-box corners, W first; the box spans lower .. globalDim - 1 + upper
-    "upper_corner": (30, "<i2", 3),
+STRIDE_WORD, STRIDE_HI_WORD, DIM_WORD, ESTRIDE_WORD, BOX_WORD, CORNER_WORD = 3, 7, 8, 13, 14, 14
+"""Arrays: global stride i (bytes >> 4) low 32 bits in word 3 + i, bits 32..35 in word 7 bits 4i..4i+3; dim i - 1 in
+word 8 + i; element stride i - 1 in word 13 bits 3i..3i+2; boxDim[i] - 1 (i >= 1) in word 14 byte i - 1; im2col
+corners in word 14 (lower from bit 0, upper from bit 16, :data:`CORNER_BITS` each, W first)."""
+CORNER_BITS = {3: 16, 4: 8, 5: 5}
+TYPE_CODES = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 8, 9: 9, 10: 10, 11: 13, 12: 14, 13: 15}
+"""The map's 4-bit type code -> PTX ``elemtype`` (.u8 ... .bf16 share their values; .tf32 / .tf32.ftz are codes 7 / 8
+with the tf32 bit). Codes 11..13 for the packed types: 11 is what the CuTe DSL writes for its fp4 maps, 12 and 13
+assumed in order (AMB-TMAP-HW-SM100-FIELDS)."""
+SPARE_BITS_SEEN = {2: (1 << 1) | (1 << 21)}
+"""Bits outside every known field that the CuTe DSL 4.2.1 sets (word 2 bit 1 on every map, bit 21 on its output
+map) and the driver never did: accepted and not interpreted (AMB-TMAP-HW-SM100-FIELDS)."""
+REPLACE: dict[str, tuple[int, int, int, int]] = {
+    # tensormap.replace field -> (first bit in the map, width, bits from one ord to the next, value transform)
+    # transform: 0 as given, 1 minus one, 2 bytes >> 4 (36 bits, split), 3 elemtype code, 4 boxDim (ord 0 apart)
+    "global_address": (0, 64, 0, 0),
+    "rank": (68, 3, 0, 0),  # the instruction's value is already rank - 1
+    "elemtype": (71, 4, 0, 3),
+    "interleave_layout": (75, 2, 0, 0),
+    "swizzle_mode": (77, 2, 0, 0),
+    "fill_mode": (79, 1, 0, 0),
+    "swizzle_atomicity": (83, 2, 0, 0),
+    "global_dim": (256, 32, 32, 1),
+    "global_stride": (96, 32, 32, 2),
+    "element_stride": (416, 3, 3, 1),
+    "box_dim": (448, 8, 8, 4),
 }
 IM2COL_OFFSET_MAX = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}
 """Tensor rank -> largest im2col offset (5.5.4.1: [0, 2^16-1], [0, 2^8-1], [0, 2^5-1])."""
@@ -137,18 +162,48 @@ class TensorMap:
 
     @classmethod
     def decode(cls, raw: np.ndarray) -> TensorMap:
-        def f(name: str, table: dict[str, tuple[int, str, int]] = FIELDS) -> list[int]:
-            off, dt, n = table[name]
-            size = np.dtype(dt).itemsize
-            return [int(x) for x in raw[off:off + size * n].view(dt)]
+        """The map's fields from its 128 bytes (:data:`MAP_BITS`), or :class:`VmUnsupported` naming bits it does not
+        know."""
+        w = [int(x) for x in np.ascontiguousarray(raw[:TENSORMAP_BYTES]).view("<u4")]
+        known = [0] * 32
 
-        tm = cls(f("global_address")[0], f("rank")[0] + 1, f("elemtype")[0], f("box_dim"), f("element_stride"),
-                 f("global_dim"), f("global_stride"), f("interleave_layout")[0], f("swizzle_mode")[0],
-                 f("swizzle_atomicity")[0], f("fill_mode")[0], f("mode", IM2COL_FIELDS)[0])
-        tm.dims = [d or 2**32 if i < tm.rank else d for i, d in enumerate(tm.dims)]  # the encoders write 2^32 as 0
-        if tm.mode == 1:
-            tm.channels, tm.pixels = f("channels_per_pixel", IM2COL_FIELDS)[0], f("pixels_per_column", IM2COL_FIELDS)[0]
-            tm.lower, tm.upper = f("lower_corner", IM2COL_FIELDS), f("upper_corner", IM2COL_FIELDS)
+        def f(name: str) -> int:
+            word, lo, width = MAP_BITS[name]
+            known[word] |= ((1 << width) - 1) << lo
+            return (w[word] >> lo) & ((1 << width) - 1)
+
+        def bits(word: int, lo: int, width: int, signed: bool = False) -> int:
+            known[word] |= ((1 << width) - 1) << lo
+            v = (w[word] >> lo) & ((1 << width) - 1)
+            return v - (1 << width) if signed and v >> (width - 1) else v
+
+        mode, rank = f("im2col"), f("rank_m1") + 1
+        code, tf32 = f("type_code"), f("tf32")
+        if code not in TYPE_CODES or (tf32 and code not in (7, 8)):
+            raise VmUnsupported(f"tensor map type code {code} (tf32 bit {tf32}) is not known")
+        elemtype = {7: 11, 8: 12}[code] if tf32 else TYPE_CODES[code]
+        address = f("address_lo") | f("address_hi") << 32
+        strides = [(bits(STRIDE_WORD + i, 0, 32) | bits(STRIDE_HI_WORD, 4 * i, 4) << 32) << 4 for i in range(4)]
+        dims = [bits(DIM_WORD + i, 0, 32) + 1 for i in range(5)]
+        estride = [bits(ESTRIDE_WORD, 3 * i, 3) + 1 for i in range(5)]
+        inner = f("inner_m1") + 1
+        tm = cls(address, rank, elemtype, [inner], estride, dims, strides, f("interleave"), f("swizzle"),
+                 f("atomicity"), f("fill"), mode)
+        f("l2"), f("box_bytes"), f("swizzle_repeat")  # a cache hint and the driver's derived words: not used
+        if mode:
+            n, k = CORNER_BITS.get(rank, 5), rank - 2
+            tm.channels, tm.pixels = inner, f("pixels_m1") + 1
+            tm.lower = [bits(CORNER_WORD, i * n, n, True) for i in range(k)]
+            tm.upper = [bits(CORNER_WORD, 16 + i * n, n, True) for i in range(k)]
+        else:
+            tm.box += [bits(BOX_WORD, 8 * i, 8) + 1 for i in range(4)]
+        for word, spare in SPARE_BITS_SEEN.items():
+            known[word] |= spare
+        unknown = [(i, v & ~known[i]) for i, v in enumerate(w) if v & ~known[i]]
+        if unknown:
+            raise VmUnsupported("tensor map bits the VM does not know: " + ", ".join(
+                f"word {i} mask {m:#x}" for i, m in unknown) + " (another layout, or an sm_100 field the VM cannot "
+                "observe; AMB-TMAP-HW-SM100-FIELDS)")
         return tm
 
 
@@ -766,6 +821,30 @@ def _store_box(m: Machine, tm: TensorMap, coords: list[int], cta: int, src: int,
 
 
 # ------------------------------------------------------------------------------------------ tensormap
+def _replace_bits(bits: int, fname: str, ordn: int, value: int, ins: Instr) -> int:
+    """The 1024-bit map ``bits`` with ``tensormap.replace``'s field ``fname`` (entry ``ordn``) set to ``value``, in
+    the map's encoding (:data:`REPLACE`)."""
+    first, width, step, how = REPLACE[fname]
+    pos = first + ordn * step
+    if how == 1:
+        value -= 1
+    elif how == 2:
+        value >>= 4
+        hi = (value >> 32) & 0xF
+        bits = bits & ~(0xF << (224 + 4 * ordn)) | hi << (224 + 4 * ordn)
+    elif how == 3:
+        code = {11: (7, 1), 12: (8, 1), 13: (11, 0), 14: (12, 0), 15: (13, 0)}.get(value, (value, 0))
+        if code[0] > 15:
+            raise VmError(f"{ins.opcode}: elemtype {value} out of range")
+        value = code[0]
+        bits = bits & ~(1 << 80) | code[1] << 80
+    elif how == 4:
+        value -= 1
+        pos = 440 if ordn == 0 else 448 + (ordn - 1) * 8
+    mask = (1 << width) - 1
+    return bits & ~(mask << pos) | (value & mask) << pos
+
+
 @handler("tensormap")
 def _tensormap(m: Machine, ins: Instr, act: np.ndarray) -> None:
     op = ins.parts[1]
@@ -773,28 +852,31 @@ def _tensormap(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if ins.parts[2] != "tile":
             raise VmUnsupported(f"{ins.opcode}: only .tile is implemented")
         fname = ins.parts[3]
-        if fname not in FIELDS:
+        if fname not in REPLACE:
             raise VmUnsupported(f"{ins.opcode}: field .{fname}")
-        off, dt, count = FIELDS[fname]
         space = "shared" if any(p.startswith("shared") for p in ins.parts) else "global"
         ops = ins.operands
         addrs = m.address(ops[0], act)
         if ((addrs % np.uint64(128)) != 0).any():
             raise VmMemoryFault(f"{ins.opcode}: tensor map address not 128-byte aligned")
         ordv = np.zeros(len(act), dtype=np.int64)
-        if count > 1:
+        if REPLACE[fname][2]:
             ordv = m.read(ops[1], U32, act).astype(np.int64)
-            if (ordv >= count).any():
+            if (ordv >= (4 if fname == "global_stride" else 5)).any():
                 raise VmError(f"{ins.opcode}: ord {int(ordv.max())} out of range")
         val = m.read(ops[-1], U64, act).astype(np.uint64)
-        size = np.dtype(dt).itemsize
-        data = np.stack([np.frombuffer(np.array([v], dtype=dt).tobytes(), dtype=np.uint8)
-                         for v in val.astype(np.dtype(dt).type)])
-        where = addrs + np.uint64(off) + (ordv * size).astype(np.uint64)
-        if space == "shared":
-            m.store("shared", where, data, act, ins)
-        else:
-            m.gmem.store(where, data)
+        for i in range(len(act)):  # read-modify-write of the whole map, thread by thread (program order)
+            where = addrs[i:i + 1]
+            if space == "shared":
+                raw = m.load("shared", where, TENSORMAP_BYTES, act[i:i + 1])[0]
+            else:
+                raw = m.gmem.load(where, TENSORMAP_BYTES)[0]
+            bits = _replace_bits(int.from_bytes(raw.tobytes(), "little"), fname, int(ordv[i]), int(val[i]), ins)
+            data = np.frombuffer(bits.to_bytes(TENSORMAP_BYTES, "little"), dtype=np.uint8)[None, :].copy()
+            if space == "shared":
+                m.store("shared", where, data, act[i:i + 1], ins)
+            else:
+                m.gmem.store(where, data)
         return None
     if op == "cp_fenceproxy":
         ops = ins.operands

@@ -13,13 +13,13 @@ parameter block. ``cutedsl/dsl_host.py`` compiles the example with the pipeline 
 ``libmlir_cuda_runtime.so`` needs ``libcuda.so.1``), skips the cubin load (cuda-python ``cuModuleLoadData``) and
 gives ``max_active_clusters`` instead of querying the device; the host function then runs and "launches".
 
-What stops it on the VM: the DSL's host code encodes every TMA descriptor itself (no ``cuTensorMapEncodeTiled``
-call: the 128 bytes are assembled in the JIT-compiled host code), in the hardware's ``CUtensorMap`` layout. The VM
-reads the layout of :mod:`mmacts.ptxvm.host.tensormap` (the driver's is unpublished; the VM keeps the
-``tensormap.replace`` fields at offsets of its own), so it would read the DSL's maps as nonsense (the rank word
-holds packed fields). :func:`run_dense_blockscaled` checks the maps before launching and says so instead of running.
-Running the DSL peer needs the hardware layout decoded (the DSL's host IR is a readable statement of it), which
-the project has not done: the result is ``not-supported`` with that reason.
+Tensor maps: the DSL's host code encodes every TMA descriptor itself (no ``cuTensorMapEncodeTiled`` call: the 128
+bytes are assembled in the JIT-compiled host code), in the hardware's ``CUtensorMap`` layout, which the VM reads
+(``validation/probes/tmap-bytes/LAYOUT.md``). :func:`run_dense_blockscaled` still checks the maps before launching
+and names any bit the VM does not know (AMB-TMAP-HW-SM100-FIELDS) instead of running.
+What stops it now (DSL 4.2.1, 256 x 256 x 512): the kernel's PTX has no ``tcgen05.wait::ld`` at all; its epilogue
+stores the registers of a ``tcgen05.ld`` to shared memory and loads them again without one, which the VM reports as
+the anti-dependency hazard of 9.7.16.6.4.5 (the TMA loads and the MMAs before it ran).
 """
 
 from __future__ import annotations
@@ -117,9 +117,10 @@ def capture(m: int, n: int, k: int, addrs: dict[str, int], cfg: Config, work: Pa
 
 
 def foreign_maps(params: bytes, sizes: list[int], bases: dict[str, int]) -> list[str]:
-    """The 128-byte parameters that hold one of our buffers' addresses where the VM's layout keeps it but whose other
-    fields the VM's layout cannot read (rank outside 1-5 or an unknown element type): maps in another layout."""
-    from mmacts.ptxvm.host.tensormap import LAYOUT
+    """The 128-byte parameters that hold one of our buffers' addresses (bytes 0-7, where the hardware layout keeps it)
+    but that the VM refuses to read (bits it does not know: another layout, or an sm_100 field it cannot observe)."""
+    from mmacts.ptxvm.errors import VmUnsupported
+    from mmacts.ptxvm.ops_bulk import TensorMap
 
     out, off = [], 0
     for i, size in enumerate(sizes):
@@ -127,15 +128,13 @@ def foreign_maps(params: bytes, sizes: list[int], bases: dict[str, int]) -> list
         off += size
         if size != MAP_BYTES:
             continue
-
-        def word(name: str, raw: bytes = p) -> int:
-            o, dt, _ = LAYOUT[name]
-            return int(np.frombuffer(raw[o:o + np.dtype(dt).itemsize], dt)[0])
-
-        owner = [name for name, base in bases.items() if word("global_address") == base]
-        if owner and not (0 <= word("rank") < 5 and word("elemtype") <= 15):
-            out.append(f"param {i} (map of {owner[0]}: rank word {word('rank'):#x}, elemtype word "
-                       f"{word('elemtype'):#x})")
+        owner = [name for name, base in bases.items() if int.from_bytes(p[:8], "little") == base]
+        if not owner:
+            continue
+        try:
+            TensorMap.decode(np.frombuffer(p, np.uint8))
+        except VmUnsupported as e:
+            out.append(f"param {i} (map of {owner[0]}: {e})")
     return out
 
 
@@ -157,9 +156,8 @@ def run_dense_blockscaled(m: int, n: int, k: int, *, seed: int = 0, cfg: Config 
                              "smem": cap["smem"], "compile_s": cap["compile_s"], "forms": CE.ptx_forms(cap["ptx"])}
     foreign = foreign_maps(cap["params"], cap["sizes"], bases)
     if foreign:
-        return CE.Result(False, "not-supported: the DSL's host code encodes its TMA descriptors itself, in the "
-                         "hardware CUtensorMap layout, which the VM does not read (it reads "
-                         "mmacts.ptxvm.host.tensormap's): " + "; ".join(foreign), -1, stats)
+        return CE.Result(False, "not-supported: the DSL's host code encodes its TMA descriptors itself, with "
+                         "hardware CUtensorMap bits the VM does not know: " + "; ".join(foreign), -1, stats)
     args, off = [], 0
     for size in cap["sizes"]:
         args.append(np.frombuffer(cap["params"][off:off + size], f"V{size}")[0])

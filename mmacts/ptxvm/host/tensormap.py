@@ -5,22 +5,21 @@ those the CUDA 13 ``cuda.h`` documents, corrected where the real driver (580.159
 16-byte channel rows in im2col (:data:`BOX_BYTES_MAX`, :data:`GLOBAL_DIM_MAX`, ``_Common``); the sm_100-only swizzles
 and packed types are accepted, as on the device the VM emulates (:func:`refused_before_sm100`).
 
-Why a table of our own: the driver's binary layout is unpublished, so the VM keeps the fields that PTX's
-``tensormap.replace`` (9.7.9.28) names at offsets of its own. This module writes those fields from the PTX ISA's
-field list and enumerations (the values ``tensormap.replace`` takes), in :data:`LAYOUT`, with no import of the VM;
-``test_tensormap.py`` proves the two agree by decoding with the VM and running real TMA loads on it. The C library
-``libvmcuda`` is a second, independent implementation of the same contract (``test_libvmcuda.py`` compares them).
+The layout is the hardware's: the bytes the real driver writes, recorded for 408 calls on an H200
+(``validation/probes/tmap-bytes``; the field table with its provenance is ``validation/probes/tmap-bytes/LAYOUT.md``),
+so a map from this module, from ``libvmcuda``, from the real driver and from host code that builds descriptors
+itself (the CuTe DSL) are the same bytes for the same call. ``test_tmap_record.py`` replays every recorded call
+through this module and through ``libvmcuda`` (byte-identical). The bit table here (:data:`LAYOUT`) is the encoders'
+own, with no import of the VM, which decodes with a table written apart (``test_tensormap.py`` runs real TMA loads
+through the two). The C library ``libvmcuda`` is a second, independent implementation of the same contract
+(``test_libvmcuda.py`` compares them on random arguments).
 
 Translation the driver does and a wrong table would get wrong: the driver's ``CUtensorMapDataType`` order
-(..., FLOAT64 = 8, BFLOAT16 = 9, FLOAT32_FTZ = 10, ...) is not the PTX ``elemtype`` order (.f32.ftz = 8, .f64 = 9,
-.bf16 = 10); the 128B atom swizzles are swizzle_mode 128B plus a swizzle_atomicity; ``globalStrides`` (rank - 1
-entries, bytes, stride of dimension i + 1) go to ``global_stride`` ord i; ``rank`` is stored minus one.
-L2 promotion is validated but has no ``tensormap.replace`` field, so it is not stored (a cache hint).
-
-im2col maps (:data:`IM2COL_LAYOUT`): byte 125 (``mode``) is 1; the five ``box_dim`` words, which im2col has no use
-for, hold channelsPerPixel, pixelsPerColumn and the two pixel-box corners (three signed 16-bit offsets each, W
-first). Every other field is where a tiled map has it, and a tiled map is byte-identical to before (``fill_mode``
-is 0 or 1, so its word's upper bytes were always zero; ``mode`` 0 = tiled is what a zeroed map says).
+(..., FLOAT64 = 8, BFLOAT16 = 9, FLOAT32_FTZ = 10, ...) is not the map's type-code order (.f32.ftz = 8, .f64 = 9,
+.bf16 = 10, the PTX ``elemtype`` order), and the tf32 types are the f32 codes plus a flag (:data:`HW_ELEMTYPE`); dims,
+boxes, element strides, channels and pixels are stored minus one, strides in 16-byte units; the driver also writes
+two derived words (the bytes one load moves, rounded down per dimension, and the swizzle repeat). What sm_90 cannot
+show (the 128B swizzle atoms' place, the packed types' codes) is assumed and registered (AMB-TMAP-HW-SM100-FIELDS).
 """
 
 from __future__ import annotations
@@ -31,28 +30,38 @@ import numpy as np
 
 MAP_BYTES = 128
 
-LAYOUT: dict[str, tuple[int, str, int]] = {
-    # field (tensormap.replace name) -> (byte offset, little-endian dtype, count)
-    "global_address": (0, "<u8", 1),
-    "rank": (8, "<u4", 1),
-    "elemtype": (12, "<u4", 1),
-    "box_dim": (16, "<u4", 5),
-    "element_stride": (36, "<u4", 5),
-    "global_dim": (56, "<u4", 5),
-    "global_stride": (80, "<u8", 4),
-    "interleave_layout": (112, "<u4", 1),
-    "swizzle_mode": (116, "<u4", 1),
-    "swizzle_atomicity": (120, "<u4", 1),
-    "fill_mode": (124, "<u1", 1),
+LAYOUT: dict[str, tuple[int, int, int, int]] = {
+    # field -> (first bit in the 1024-bit little-endian map, width in bits, count, bits from one entry to the next);
+    # the hardware layout the real driver writes (table and provenance: validation/probes/tmap-bytes/LAYOUT.md)
+    "global_address": (0, 64, 1, 0),
+    "im2col": (64, 1, 1, 0),
+    "rank_m1": (68, 3, 1, 0),
+    "elemtype": (71, 4, 1, 0),  # HW_ELEMTYPE code
+    "interleave": (75, 2, 1, 0),
+    "swizzle": (77, 2, 1, 0),  # none, 32B, 64B, 128B
+    "oob_fill": (79, 1, 1, 0),
+    "tf32": (80, 1, 1, 0),
+    "l2_promotion": (81, 2, 1, 0),
+    "swizzle_atom": (83, 2, 1, 0),  # sm_100 128B atoms: NOT observed (AMB-TMAP-HW-SM100-FIELDS)
+    "global_stride_lo": (96, 32, 4, 32),  # (stride >> 4) bits 0..31
+    "global_stride_hi": (224, 4, 4, 4),  # (stride >> 4) bits 32..35
+    "global_dim_m1": (256, 32, 5, 32),
+    "element_stride_m1": (416, 3, 5, 3),
+    "box_dim0_m1": (440, 8, 1, 0),  # im2col: channelsPerPixel - 1
+    "box_dim_m1": (448, 8, 4, 8),  # boxDim[1..4] - 1 (tiled)
+    "corners": (448, 32, 1, 0),  # im2col: lower then upper corner, (rank - 2) offsets each (IM2COL_CORNER_BITS)
+    "pixels_m1": (480, 10, 1, 0),  # im2col: pixelsPerColumn - 1
+    "box_bytes": (512, 32, 1, 0),  # bytes one load moves (derived)
+    "swizzle_repeat": (576, 32, 1, 0),  # 16 unswizzled, else 8 rows of the swizzle span (derived)
 }
-IM2COL_LAYOUT: dict[str, tuple[int, str, int]] = {
-    # im2col-only fields (no tensormap.replace name); mode 1 says they replace box_dim
-    "mode": (125, "<u1", 1),
-    "channels_per_pixel": (16, "<u4", 1),
-    "pixels_per_column": (20, "<u4", 1),
-    "lower_corner": (24, "<i2", 3),
-    "upper_corner": (30, "<i2", 3),
-}
+IM2COL_CORNER_BITS = {3: 16, 4: 8, 5: 5}
+"""Tensor rank -> bits of one pixel-box corner offset; the lower corner's offsets from bit 0 of the corners word,
+the upper corner's from bit 16, W first."""
+HW_ELEMTYPE = {0: (0, 0), 1: (1, 0), 2: (2, 0), 3: (3, 0), 4: (4, 0), 5: (5, 0), 6: (6, 0), 7: (7, 0), 8: (9, 0),
+               9: (10, 0), 10: (8, 0), 11: (7, 1), 12: (8, 1), 13: (11, 0), 14: (12, 0), 15: (13, 0)}
+"""Driver data type -> (elemtype code, tf32 flag). TFLOAT32 is FLOAT32's code with the tf32 bit, TFLOAT32_FTZ
+FLOAT32_FTZ's; the packed types 13..15 cannot be encoded on sm_90: 11 is the code the CuTe DSL writes for its
+fp4 maps, 12 and 13 follow it by assumption (AMB-TMAP-HW-SM100-FIELDS)."""
 
 DATA_TYPES: dict[str, tuple[int, int, int, bool]] = {
     # name: (driver enum, PTX elemtype, bits in global memory, floating point)
@@ -147,7 +156,7 @@ class _Common:
         self.dt = dt = _enum(DATA_TYPES, data_type, "tensorDataType", "CU_TENSOR_MAP_DATA_TYPE_")
         self.il = il = _enum(INTERLEAVE, interleave, "interleave", "CU_TENSOR_MAP_INTERLEAVE_")
         self.sw = sw = _enum(SWIZZLE, swizzle, "swizzle", "CU_TENSOR_MAP_SWIZZLE_")
-        _enum(L2_PROMOTION, l2_promotion, "l2Promotion", "CU_TENSOR_MAP_L2_PROMOTION_")
+        self.l2 = L2_PROMOTION[_enum(L2_PROMOTION, l2_promotion, "l2Promotion", "CU_TENSOR_MAP_L2_PROMOTION_")]
         self.fill = fill = _enum(OOB_FILL, oob_fill, "oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_")
         self.rank = rank = int(rank)
         ranks = range(1, 6) if kind == "tiled" else range(3, 6)
@@ -213,27 +222,23 @@ class _Common:
         if nbytes > BOX_BYTES_MAX:
             raise TensorMapError(f"the box moves {nbytes} bytes ({what}), more than {BOX_BYTES_MAX}")
 
-    def write(self, box_words: Sequence[int]) -> np.ndarray:
-        """The map: every shared field, and ``box_words`` (the 20 bytes of the box_dim slots) as given."""
-        out = np.zeros(MAP_BYTES, dtype=np.uint8)
-
-        def put(name: str, values: Sequence[int]) -> None:
-            off, dtype, count = LAYOUT[name]
-            raw = np.array(list(values) + [0] * (count - len(values)), dtype=dtype).view(np.uint8)
-            out[off:off + raw.size] = raw
-
-        put("global_address", [self.address])
-        put("rank", [self.rank - 1])
-        put("elemtype", [DATA_TYPES[self.dt][1]])
-        out[16:36] = np.asarray(box_words, dtype=np.uint8)
-        put("element_stride", self.estr)
-        put("global_dim", [d & 0xFFFFFFFF for d in self.dims])  # 2^32 (tiled) is written as 0
-        put("global_stride", self.strides)
-        put("interleave_layout", [INTERLEAVE[self.il]])
-        put("swizzle_mode", [SWIZZLE[self.sw][1]])
-        put("swizzle_atomicity", [SWIZZLE[self.sw][2]])
-        put("fill_mode", [OOB_FILL[self.fill]])
-        return out
+    def write(self, fields: dict[str, Sequence[int]], box_bytes: int) -> np.ndarray:
+        """The map in the hardware layout: the shared fields, the kind-specific ``fields`` and ``box_bytes``."""
+        code, tf32 = HW_ELEMTYPE[DATA_TYPES[self.dt][0]]
+        sw_mode, sw_atom = SWIZZLE[self.sw][1], SWIZZLE[self.sw][2]
+        strides = [s >> 4 for s in self.strides]
+        common = {"global_address": [self.address], "rank_m1": [self.rank - 1], "elemtype": [code],
+                  "interleave": [INTERLEAVE[self.il]], "swizzle": [sw_mode], "oob_fill": [OOB_FILL[self.fill]],
+                  "tf32": [tf32], "l2_promotion": [self.l2], "swizzle_atom": [sw_atom],
+                  "global_stride_lo": [s & 0xFFFFFFFF for s in strides], "global_stride_hi": [s >> 32 for s in strides],
+                  "global_dim_m1": [d - 1 for d in self.dims], "element_stride_m1": [e - 1 for e in self.estr],
+                  "box_bytes": [box_bytes], "swizzle_repeat": [SWIZZLE[self.sw][3] * 8 or 16]}
+        bits = 0
+        for name, values in {**common, **fields}.items():
+            first, width, _, step = LAYOUT[name]
+            for i, v in enumerate(values):
+                bits |= (int(v) & ((1 << width) - 1)) << (first + i * step)
+        return np.frombuffer(bits.to_bytes(MAP_BYTES, "little"), dtype=np.uint8).copy()
 
 
 def encode_tiled(data_type: str | int, rank: int, global_address: int, global_dim: Sequence[int],
@@ -259,7 +264,9 @@ def encode_tiled(data_type: str | int, rank: int, global_address: int, global_di
                              f"multiple of 16")
     steps = [-(-b // e) for b, e in zip(box, c.estr, strict=True)]  # per dimension, elementStrides[0] included
     c.box_bytes(c.row_bytes(steps[0]) * int(np.prod(steps[1:], dtype=np.int64)), "ceil(boxDim / elementStrides)")
-    return c.write(np.array(box + [0] * (5 - len(box)), dtype="<u4").view(np.uint8))
+    moved = [b // e for b, e in zip(box, c.estr, strict=True)]  # the driver's box-bytes word rounds down
+    return c.write({"box_dim0_m1": [box[0] - 1], "box_dim_m1": [b - 1 for b in box[1:]]},
+                   int(np.prod(moved, dtype=np.int64)) * DATA_TYPES[c.dt][2] // 8)
 
 
 def encode_im2col(data_type: str | int, rank: int, global_address: int, global_dim: Sequence[int],
@@ -269,7 +276,7 @@ def encode_im2col(data_type: str | int, rank: int, global_address: int, global_d
                   swizzle: str | int = "NONE", l2_promotion: str | int = "NONE",
                   oob_fill: str | int = "NONE") -> np.ndarray:
     """The tensor map ``cuTensorMapEncodeIm2col`` describes (rank 3-5: NWC, NHWC, NDHWC with C innermost), as
-    ``numpy.uint8[128]`` in :data:`IM2COL_LAYOUT`, or :class:`TensorMapError`.
+    ``numpy.uint8[128]`` in the hardware layout (:data:`LAYOUT`), or :class:`TensorMapError`.
 
     The corners are the rank - 2 pixel-box offsets, W first (the order of the tensor's dimensions 1 ..): the lower
     one from the tensor's first pixel, the upper one from its last (the box spans ``lower[i]`` to
@@ -298,10 +305,8 @@ def encode_im2col(data_type: str | int, rank: int, global_address: int, global_d
     if row % 16:
         raise TensorMapError(f"channelsPerPixel * element size = {row} bytes is not a multiple of 16")
     c.box_bytes(row * ppc, "channelsPerPixel x pixelsPerColumn")
-    words = np.zeros(20, dtype=np.uint8)
-    words[0:8] = np.array([cpp, ppc], dtype="<u4").view(np.uint8)
-    words[8:14] = np.array(lo + [0] * (3 - len(lo)), dtype="<i2").view(np.uint8)
-    words[14:20] = np.array(hi + [0] * (3 - len(hi)), dtype="<i2").view(np.uint8)
-    out = c.write(words)
-    out[IM2COL_LAYOUT["mode"][0]] = 1
-    return out
+    nbits = IM2COL_CORNER_BITS[c.rank]
+    corners = sum(((v & ((1 << nbits) - 1)) << (i * nbits)) for i, v in enumerate(lo))
+    corners |= sum(((v & ((1 << nbits) - 1)) << (16 + i * nbits)) for i, v in enumerate(hi))
+    return c.write({"im2col": [1], "box_dim0_m1": [cpp - 1], "corners": [corners], "pixels_m1": [ppc - 1]},
+                   cpp * ppc * DATA_TYPES[c.dt][2] // 8)

@@ -141,7 +141,13 @@ def test_random_im2col_loads() -> None:
 
 
 def _wider_box(m: np.ndarray) -> None:
-    m[30:32].view("<i2")[0] += 1  # upper corner W + 1
+    m[58:59].view("<i1")[0] += 1  # upper corner W + 1 (rank 4: word 14 bits 16..23, hardware layout)
+
+
+def _as_tiled(m: np.ndarray) -> None:
+    """The im2col bit (word 2 bit 0) and the pixels word cleared: a well-formed tiled map (hardware layout)."""
+    m[8] &= 0xFE
+    m[60:64] = 0
 
 
 def _no_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,7 +177,7 @@ def test_refusals_name_the_rule() -> None:
         _load(a, "UINT16", [0, 0], [0, 0], 0, [0, 0], 0, [256, 0], 4, 16)
     with pytest.raises(vm.LaunchError, match="not im2col"):
         _load(a, "UINT16", [0, 0], [0, 0], 0, [0, 0], 0, [0, 0], 4, 16,
-              tamper=lambda m: m.__setitem__(125, 0))
+              tamper=_as_tiled)
     with pytest.raises(TensorMapError, match="empty"):
         encode_im2col("UINT16", 4, 0x100, [16, 4, 4, 1], [32, 128, 512], [2, 0], [-2, 0], 16, 4)
 

@@ -237,12 +237,12 @@ def test_global_dim_limits() -> None:
 
 
 def _swap_strides(m: np.ndarray) -> None:
-    w = m[80:96].view("<u8")
+    w = m[12:20].view("<u4")  # the first two global-stride words (hardware layout)
     w[:2] = w[1::-1].copy()
 
 
 def _rank_plus_one(m: np.ndarray) -> None:
-    m[8:12].view("<u4")[0] += 1
+    m[8:12].view("<u4")[0] += 1 << 4  # rank - 1 sits in bits 4..6 of word 2
 
 
 @pytest.mark.parametrize("plant", [_swap_strides, _rank_plus_one])

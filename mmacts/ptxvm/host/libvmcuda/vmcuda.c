@@ -6,12 +6,15 @@
  * and the PTX ISA's tensormap field list, independently of the Python encoder (mmacts/ptxvm/host/tensormap.py);
  * test_libvmcuda.py compares the two byte for byte and result for result.
  *
- * The VM's layout (little-endian; byte offsets):
- *   0 global_address u64 | 8 rank - 1 u32 | 12 PTX elemtype u32 | 16 box_dim u32[5] | 36 element_stride u32[5]
- *   56 global_dim u32[5] | 80 global_stride u64[4] | 112 interleave u32 | 116 swizzle_mode u32
- *   120 swizzle_atomicity u32 | 124 fill_mode u8 | 125 mode u8 (0 tiled, 1 im2col) | 126..127 zero
- * im2col maps put, in the box_dim slots: 16 channelsPerPixel u32 | 20 pixelsPerColumn u32
- *   24 pixelBoxLowerCorner s16[3] | 30 pixelBoxUpperCorner s16[3] (W first; unused entries zero). */
+ * The map is written in the hardware layout the real driver writes (580.159.04 on an H200, 408 encoded calls,
+ * validation/probes/tmap-bytes; table in validation/probes/tmap-bytes/LAYOUT.md), as 32-bit little-endian words:
+ *   w0-1 globalAddress | w2 bit 0 im2col, bits 4-6 rank - 1, 7-10 type code, 11-12 interleave, 13-14 swizzle
+ *   (NONE/32B/64B/128B), 15 oobFill, 16 tf32, 17-18 l2Promotion, 19-20 128B swizzle atom (sm_100, assumed)
+ *   w3-6 globalStrides[i] >> 4 (low 32 bits) | w7 bits 4i..4i+3: bits 32-35 of globalStrides[i] >> 4
+ *   w8-12 globalDim[i] - 1 | w13 bits 3i..3i+2 elementStrides[i] - 1, bits 24-31 boxDim[0] - 1 (im2col:
+ *   channelsPerPixel - 1) | w14 byte i - 1: boxDim[i] - 1 (im2col: corners, lower from bit 0, upper from bit 16,
+ *   16/8/5 bits each for rank 3/4/5) | w15 im2col pixelsPerColumn - 1 | w16 bytes one box moves (rounded down per
+ *   dimension: boxDim / elementStrides) | w18 16 unswizzled, else 8 x the swizzle span. */
 #include "vmcuda.h"
 
 #include <stdio.h>
@@ -23,13 +26,16 @@
 
 static _Thread_local char last_rule[256];
 
-/* Per driver data type: PTX tensormap elemtype, bits per element in global memory, floating point. */
-static const unsigned char PTX_ELEMTYPE[NTYPES] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 11, 12, 13, 14, 15};
+/* Per driver data type: the map's 4-bit type code (TFLOAT32 / _FTZ: FLOAT32 / _FTZ's code plus the tf32 bit; the
+ * packed types' codes cannot be observed on sm_90: 11 is the CuTe DSL's fp4 code, 12 and 13 assumed), tf32 bit,
+ * bits per element in global memory, floating point. */
+static const unsigned char TYPE_CODE[NTYPES] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 7, 8, 11, 12, 13};
+static const unsigned char TYPE_TF32[NTYPES] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0};
 static const unsigned char TYPE_BITS[NTYPES] = {8, 16, 32, 32, 64, 64, 16, 32, 64, 16, 32, 32, 32, 4, 4, 6};
 static const unsigned char TYPE_FLOAT[NTYPES] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
 /* Shared-memory bytes per 16 packed elements (data + padding); 0 for the byte-sized types. */
 static const unsigned char PACKED_CHUNK[NTYPES] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 16, 16};
-/* Per driver swizzle: PTX swizzle_mode, swizzle_atomicity, span in bytes. */
+/* Per driver swizzle: swizzle field, 128B atom field (assumed place), span in bytes. */
 static const unsigned char SWZ_MODE[NSWIZZLES] = {0, 1, 2, 3, 3, 3, 3};
 static const unsigned char SWZ_ATOM[NSWIZZLES] = {0, 0, 0, 0, 1, 2, 3};
 static const unsigned short SWZ_SPAN[NSWIZZLES] = {0, 32, 64, 128, 128, 128, 128};
@@ -50,8 +56,11 @@ static int swizzle_allowed_for(int dt, int sw) {
     return dt == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B && sw == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B;
 }
 
-static void put(unsigned char *map, unsigned off, unsigned long long v, unsigned nbytes) {
-    for (unsigned i = 0; i < nbytes; i++) map[off + i] = (unsigned char)(v >> (8 * i));
+/* OR the low `width` bits of v into 32-bit word `word` of the map from bit `lo`. */
+static void bits(unsigned char *map, unsigned word, unsigned lo, unsigned width, unsigned long long v) {
+    unsigned long long mask = width >= 64 ? ~0ull : (1ull << width) - 1;
+    unsigned long long field = (v & mask) << lo;
+    for (unsigned i = 0; i < 8 && 4 * word + i < 128; i++) map[4 * word + i] |= (unsigned char)(field >> (8 * i));
 }
 
 /* The arguments both encoders share, checked by the rules they share. */
@@ -59,6 +68,7 @@ struct common {
     int dt, il, sw, fill;
     unsigned rank;
     unsigned long long dim_max; /* 2^32 tiled, 2^31 im2col */
+    int l2;
 };
 
 static CUresult check_common(const struct common *c, const CUtensorMap *map, unsigned lo_rank, uintptr_t addr,
@@ -116,21 +126,28 @@ static CUresult check_box_bytes(unsigned long long bytes) {
     return CUDA_SUCCESS;
 }
 
-/* Everything but the box_dim slots (bytes 16..35), which the caller has written. */
+/* Every field both kinds share; the caller writes the box (or im2col) fields. */
 static void write_common(unsigned char *m, const struct common *c, uintptr_t addr, const cuuint64_t *dim,
-                         const cuuint64_t *stride, const cuuint32_t *estr) {
-    put(m, 0, addr, 8);
-    put(m, 8, c->rank - 1, 4);
-    put(m, 12, PTX_ELEMTYPE[c->dt], 4);
+                         const cuuint64_t *stride, const cuuint32_t *estr, unsigned long long box_bytes) {
+    bits(m, 0, 0, 64, addr);
+    bits(m, 2, 4, 3, c->rank - 1);
+    bits(m, 2, 7, 4, TYPE_CODE[c->dt]);
+    bits(m, 2, 11, 2, (unsigned)c->il);
+    bits(m, 2, 13, 2, SWZ_MODE[c->sw]);
+    bits(m, 2, 15, 1, (unsigned)c->fill);
+    bits(m, 2, 16, 1, TYPE_TF32[c->dt]);
+    bits(m, 2, 17, 2, (unsigned)c->l2);
+    bits(m, 2, 19, 2, SWZ_ATOM[c->sw]);
     for (unsigned i = 0; i < c->rank; i++) {
-        put(m, 36 + 4 * i, estr[i], 4);
-        put(m, 56 + 4 * i, dim[i], 4); /* 2^32 (tiled) is written as 0 */
-        if (i + 1 < c->rank) put(m, 80 + 8 * i, stride[i], 8);
+        bits(m, 8 + i, 0, 32, dim[i] - 1);
+        bits(m, 13, 3 * i, 3, estr[i] - 1);
+        if (i + 1 < c->rank) {
+            bits(m, 3 + i, 0, 32, stride[i] >> 4);
+            bits(m, 7, 4 * i, 4, stride[i] >> 36);
+        }
     }
-    put(m, 112, (unsigned)c->il, 4);
-    put(m, 116, SWZ_MODE[c->sw], 4);
-    put(m, 120, SWZ_ATOM[c->sw], 4);
-    put(m, 124, (unsigned)c->fill, 1);
+    bits(m, 16, 0, 32, box_bytes);
+    bits(m, 18, 0, 32, SWZ_SPAN[c->sw] ? 8u * SWZ_SPAN[c->sw] : 16u);
 }
 
 CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
@@ -139,6 +156,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
                                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                 CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
     struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 32};
+    c.l2 = (int)l2Promotion;
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 1, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
@@ -154,8 +172,11 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
     if ((r = check_box_bytes(bytes)) != CUDA_SUCCESS) return r;
     unsigned char m[128];
     memset(m, 0, sizeof m);
-    for (unsigned i = 0; i < c.rank; i++) put(m, 16 + 4 * i, boxDim[i], 4);
-    write_common(m, &c, addr, globalDim, globalStrides, elementStrides);
+    unsigned long long moved = TYPE_BITS[c.dt]; /* bits: the driver's box-bytes word rounds each dimension down */
+    for (unsigned i = 0; i < c.rank; i++) moved *= boxDim[i] / elementStrides[i];
+    bits(m, 13, 24, 8, boxDim[0] - 1);
+    for (unsigned i = 1; i < c.rank; i++) bits(m, 14, 8 * (i - 1), 8, boxDim[i] - 1);
+    write_common(m, &c, addr, globalDim, globalStrides, elementStrides, moved / 8);
     memcpy(tensorMap, m, sizeof m);
     last_rule[0] = 0;
     return CUDA_SUCCESS;
@@ -169,12 +190,13 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType ten
                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
                                  CUtensorMapFloatOOBfill oobFill) {
     struct common c = {(int)tensorDataType, (int)interleave, (int)swizzle, (int)oobFill, tensorRank, 1ull << 31};
+    c.l2 = (int)l2Promotion;
     uintptr_t addr = (uintptr_t)globalAddress;
     CUresult r = check_common(&c, tensorMap, 3, addr, globalDim, globalStrides, elementStrides, (int)l2Promotion);
     if (r != CUDA_SUCCESS) return r;
     if (!pixelBoxLowerCorner || !pixelBoxUpperCorner) return refuse("a pixel-box corner is NULL", 0, 0);
-    int bits = c.rank == 3 ? 16 : c.rank == 4 ? 8 : 5; /* signed precision of each corner offset */
-    long long lo_lim = -(1ll << (bits - 1)), hi_lim = (1ll << (bits - 1)) - 1;
+    int nb = c.rank == 3 ? 16 : c.rank == 4 ? 8 : 5; /* signed precision of each corner offset */
+    long long lo_lim = -(1ll << (nb - 1)), hi_lim = (1ll << (nb - 1)) - 1;
     for (unsigned i = 0; i + 2 < c.rank; i++) {
         long long lo = pixelBoxLowerCorner[i], hi = pixelBoxUpperCorner[i];
         if (lo < lo_lim || lo > hi_lim) return refuse("pixelBoxLowerCorner[%lld] = %lld out of range", i, lo);
@@ -191,14 +213,15 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType ten
     if ((r = check_box_bytes(row * pixelsPerColumn)) != CUDA_SUCCESS) return r;
     unsigned char m[128];
     memset(m, 0, sizeof m);
-    put(m, 16, channelsPerPixel, 4);
-    put(m, 20, pixelsPerColumn, 4);
+    bits(m, 2, 0, 1, 1);
+    bits(m, 13, 24, 8, channelsPerPixel - 1);
+    bits(m, 15, 0, 10, pixelsPerColumn - 1);
     for (unsigned i = 0; i + 2 < c.rank; i++) {
-        put(m, 24 + 2 * i, (unsigned long long)(unsigned short)(short)pixelBoxLowerCorner[i], 2);
-        put(m, 30 + 2 * i, (unsigned long long)(unsigned short)(short)pixelBoxUpperCorner[i], 2);
+        bits(m, 14, nb * i, nb, (unsigned long long)(long long)pixelBoxLowerCorner[i]);
+        bits(m, 14, 16 + nb * i, nb, (unsigned long long)(long long)pixelBoxUpperCorner[i]);
     }
-    write_common(m, &c, addr, globalDim, globalStrides, elementStrides);
-    m[125] = 1;
+    write_common(m, &c, addr, globalDim, globalStrides, elementStrides,
+                 (unsigned long long)channelsPerPixel * pixelsPerColumn * TYPE_BITS[c.dt] / 8);
     memcpy(tensorMap, m, sizeof m);
     last_rule[0] = 0;
     return CUDA_SUCCESS;
