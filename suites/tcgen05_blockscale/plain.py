@@ -20,15 +20,17 @@ mixed up the four B buffers or read the mask from the wrong end would pass every
   ``cta_group::2``: rows 128-255 in the peer CTA, 9.7.16.10.5.1), 2:4 sparse A with its metadata in TMEM
   (kind::f8f6f4 and ::i8, 9.7.16.10.8.2; the metadata's place in TMEM is AMB-SPARSE-META-TMEM, so those cases
   observe) and A read from TMEM (8-bit containers four per column, 9.7.16.10.4.3; kind::f16 two 16-bit
-  elements per column); ``plain:d-f16``: kind::f16 with an F16 D (its 16 bits in the low half of the cell,
-  9.7.16.10.4.1) and negate-A (Table 42 bit 13); ``plain:i8-saturate``: kind::i8 with Table 42's saturate bit
-  over an old D near the s32 limits, so some cells clamp and their neighbours stay exact (a core that wraps, or
-  clamps one short, fails). Every one runs with enable-input-d over a position-coded old
-  D (row m, column n holds (64 m + n) / 4; kind::i8 64 m + n; an f16 D that mod 512), so each D cell is
+  elements per column; one case per A type of 8, 16 or 32 bits: E4M3, E5M2, F16, BF16, TF32, S8 -- where
+  FP6/FP4 sit in their holders is open, AMB-FP6-HOLDER-BITS / AMB-FP4-HOLDER-BITS); ``plain:d-f16``: kind::f16
+  with an F16 D (its 16 bits in the low half of the cell, 9.7.16.10.4.1) and negate-A (Table 42 bit 13);
+  ``plain:i8-saturate``: kind::i8 (U8 x S8) with Table 42's saturate bit over an old D near the s32 limits, so
+  some cells clamp and their neighbours stay exact (a core that wraps, or clamps one short, fails). Every one
+  runs with enable-input-d over a position-coded old D (row m, column n holds (64 m + n) / 4; kind::i8
+  64 m + n; an f16 D that mod 512), so each D cell is
   distinct and a cell written to, or read from, the wrong lane or CTA shows; with ``cta_group::2`` the two
   CTAs' A rows, B columns and old D all differ.
 
-Data: E4M3 values in {0, +-0.5, +-1, +-1.5, +-2} (the same set in f16; kind::i8 integers in [-3, 3]): every
+Data: E4M3 values in {0, +-0.5, +-1, +-1.5, +-2} (the same set in f16; kind::i8 integers in [-3, 3], u8 [0, 6]): every
 partial sum is exact in fp32, so the order of accumulation does not matter (``exact+signed-zero`` is not
 needed: mode ``exact``).
 """
@@ -108,6 +110,11 @@ SHAPES: tuple[Shape, ...] = (
                                                        "S9.7.16.10.8.4.6"), sparse=True),
     Shape("plain:a-tmem", "f8f6f4", "e4m3", 1, 128, 64, ("T39.23", "T51.2", "S9.7.16.10.4.3"), a_tmem=True),
     Shape("plain:a-tmem", "f16", "f16", 1, 128, 64, ("T39.2", "T51.2"), a_tmem=True),
+    Shape("plain:a-tmem", "f16", "bf16", 1, 128, 64, ("T39.2", "T51.2", "T42.6"), a_tmem=True),
+    Shape("plain:a-tmem", "tf32", "tf32", 1, 128, 64, ("T39.15", "T51.2"), a_tmem=True),
+    Shape("plain:a-tmem", "f8f6f4", "e5m2", 1, 128, 64, ("T39.23", "T51.2", "S9.7.16.10.4.3"), a_tmem=True),
+    Shape("plain:a-tmem", "i8", "s8", 1, 128, 64, ("T39.39", "T51.2", "T42.6", "S9.7.16.10.4.3"), b_fmt="u8",
+          a_tmem=True),
     Shape("plain:d-f16", "f16", "f16", 1, 128, 64, ("T39.1", "T42.4", "T42.8", "S9.7.16.10.4.1"), d_type="f16",
           negate_a=True),
     Shape(SATURATE_RECIPE, "i8", "u8", 1, 128, 64, ("T39.39", "T42.3", "T42.6"), b_fmt="s8", saturate=True),
@@ -256,23 +263,27 @@ SHAPE_LAYOUT: dict[tuple[int, int], str] = {(1, 64): "F", (1, 128): "D", (2, 256
 """(cta_group, M) -> datapath layout (the 9.7.16.10.5 table, non-.ws rows)."""
 SHAPE_K: dict[str, int] = {"f8f6f4": 32, "i8": 32, "f16": 16, "tf32": 8}
 """Dense K of one MMA (Table 39); .sp doubles it."""
-_CONTAINER = {"e4m3": "b8", "s8": "b8", "u8": "b8", "f16": "b16", "tf32": "b32"}
+_CONTAINER = {"e4m3": "b8", "e5m2": "b8", "s8": "b8", "u8": "b8", "f16": "b16", "bf16": "b16", "tf32": "b32"}
 A_COL, META_COL = 400, 448
 """TMEM columns of A (when in TMEM) and of the sparsity metadata (D sits at column 0)."""
 
 
 def _values(fmt: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """Exact small values: kind::i8 integers in [-3, 3], else ``_VALUES``."""
+    """Exact small values: kind::i8 integers in [-3, 3] (u8: [0, 6]), else ``_VALUES``."""
     if fmt == "s8":
         return rng.integers(-3, 4, size=shape).astype(np.float64)
+    if fmt == "u8":
+        return rng.integers(0, 7, size=shape).astype(np.float64)
     return rng.choice(_VALUES, size=shape)
 
 
 def _encode(fmt: str, vals: np.ndarray) -> np.ndarray:
     """Container codes of exact values: E4M3 by the reference encoder, f16, tf32 (an fp32 word whose low 13 bits are
     0 for these values) and s8 by numpy's IEEE / two's complement."""
-    if fmt == "e4m3":
-        return np.asarray(F.encode("e4m3", vals), dtype=np.uint8)
+    if fmt in ("e4m3", "e5m2"):
+        return np.asarray(F.encode(fmt, vals), dtype=np.uint8)
+    if fmt == "bf16":
+        return np.asarray(F.encode("bf16", vals), dtype=np.uint16)
     if fmt == "f16":
         return vals.astype(np.float16).view(np.uint16)
     if fmt == "tf32":

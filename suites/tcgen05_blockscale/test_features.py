@@ -82,6 +82,8 @@ def test_plain_shape_cases_cover_the_four_forms(standard) -> None:
     assert {(1, 64, False, False, "f8f6f4", 0), (1, 64, False, False, "f8f6f4", 16),
             (2, 256, False, False, "f8f6f4", 0), (2, 256, False, False, "tf32", 0), (1, 128, True, False, "f8f6f4", 0),
             (1, 128, True, False, "i8", 0), (1, 128, False, True, "f8f6f4", 0), (1, 128, False, True, "f16", 0)} <= got
+    a_tmem = {c.runtime["atype"] for c in standard if c.recipe == "plain:a-tmem"}
+    assert a_tmem == {"e4m3", "e5m2", "f16", "bf16", "tf32", "s8"}  # every A container width, each kind
     d16 = next(c for c in standard if c.recipe == "plain:d-f16")
     assert d16.runtime["d_type"] == "f16" and d16.runtime["negate_a"] and "negate_a" in d16.case_id
     inp = PL.make_inputs(d16)
