@@ -463,6 +463,7 @@ def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], ful
     doc = load_survivors(path)
     old = doc.get(target, {}) or {}
     new = {} if full else dict(old)
+    alive = {_key(m) for m in results if m["outcome"] == "survived"}  # two equal source lines share a key
     for m in results:
         k = _key(m)
         if m["outcome"] == "survived":
@@ -470,7 +471,7 @@ def _merge_locked(yaml: Any, target: str, results: Sequence[dict[str, Any]], ful
                       "diff": "\n".join(ln for ln in str(m["diff"]).splitlines() if ln[:1] in "+-"
                                         and not ln.startswith(("+++", "---"))),
                       "reason": (old.get(k) or {}).get("reason", "")}
-        elif not full:
+        elif not full and k not in alive:
             new.pop(k, None)
     doc[target] = dict(sorted(new.items(), key=lambda kv: (kv[1]["line"], kv[0])))
     path.write_text("# Surviving generated mutants (mmacts.mutants.generated): each needs a reason -- why it is\n"
@@ -502,9 +503,16 @@ def report(out_dir: Path = OUT_DIR) -> int:
 
 def _replace_results(old: dict[str, Any], new: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``old`` (a committed summary) with the re-run mutants' outcomes in place of their earlier ones
-    (``--survivors``, ``--unit-only``), its counts recomputed."""
-    fresh = {_key(r): r for r in new}
-    results = [fresh.get(_key(r), r) for r in old["results"]]
+    (``--survivors``, ``--unit-only``), its counts recomputed. A mutant is matched by its survivor key and
+    occurrence (the module is unchanged since the sample, so occurrences are too): two equal source lines give
+    their mutants one key, and a re-run takes both (``run_target``'s ``only``). Where no occurrence matches, a
+    key that only one re-run mutant has stands for it."""
+    exact = {(_key(r), r.get("occurrence")): r for r in new}
+    counts: dict[str, int] = {}
+    for r in new:
+        counts[_key(r)] = counts.get(_key(r), 0) + 1
+    single = {_key(r): r for r in new if counts[_key(r)] == 1}
+    results = [exact.get((_key(r), r.get("occurrence"))) or single.get(_key(r), r) for r in old["results"]]
     judged = [r for r in results if r["outcome"] in ("killed", "survived")]
     killed = sum(r["outcome"] == "killed" for r in judged)
     return dict(old, results=results, killed=killed, judged=len(judged),

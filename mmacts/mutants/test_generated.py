@@ -86,6 +86,21 @@ def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
     assert (new["killed"], new["killed_by_suite"], new["judged"]) == (2, 1, 3)
 
 
+def test_a_rerun_keeps_mutants_of_equal_lines_apart(tmp_path: Path) -> None:
+    """Two equal source lines (``sel = cta == v`` twice in mma_plain) give their mutants one survivor key; a
+    re-run of that key runs both: the sampled one keeps its own outcome and its survivor entry stays (planted:
+    matching by the key alone recorded the other line's kill for it and dropped the reason)."""
+    sampled = dict(_m("survived", line=2), occurrence=25, function="f")
+    twin = dict(_m("killed", "suite", line=2), occurrence=29, line=9, function="g")
+    assert GEN._key(sampled) == GEN._key(twin)
+    new = GEN._replace_results(_doc("a", [_m("killed", "suite"), sampled]), [sampled, twin])
+    assert [(r["outcome"], r["occurrence"]) for r in new["results"][1:]] == [("survived", 25)]
+    path = tmp_path / "survivors.yaml"
+    path.write_text("a:\n  " + repr(GEN._key(sampled)) + ":\n    line: 2\n    reason: equivalent\n")
+    assert GEN.merge_survivors("a", [sampled, twin], full=False, path=path) == 0
+    assert GEN.load_survivors(path)["a"][GEN._key(sampled)]["reason"] == "equivalent"
+
+
 def test_every_committed_result_is_explained() -> None:
     """The committed runs (``generated/*.json``): every survivor has its reason in survivors.yaml."""
     rows = GEN.report_rows()

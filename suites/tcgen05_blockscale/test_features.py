@@ -44,7 +44,7 @@ def test_ws_buffer_bookkeeping_and_mask_bit_order() -> None:
     ("ldst.16x64b", {"pass"}), ("probe:sfb_peer_copy", {"observed"}), ("probe:collector_reuse", {"observed"}),
     ("probe:ue4m3_nan_scale", {"observed"}), ("control:signed_zero_asked", {"pass"}),
     ("smemA-overwritten-after-fill", {"observed"}), ("plain:layout-", {"pass"}), ("plain:a-tmem", {"pass"}),
-    ("plain:sparse-meta", {"observed"}),
+    ("plain:sparse-meta", {"observed"}), ("plain:i8-saturate", {"pass"}),
 ])
 def test_new_cases_agree_with_the_vm(standard, pattern: str, statuses: set[str]) -> None:
     picked = [c for c in standard if pattern in c.case_id][:2]
@@ -82,6 +82,8 @@ def test_plain_shape_cases_cover_the_four_forms(standard) -> None:
     assert {(1, 64, False, False, "f8f6f4", 0), (1, 64, False, False, "f8f6f4", 16),
             (2, 256, False, False, "f8f6f4", 0), (2, 256, False, False, "tf32", 0), (1, 128, True, False, "f8f6f4", 0),
             (1, 128, True, False, "i8", 0), (1, 128, False, True, "f8f6f4", 0), (1, 128, False, True, "f16", 0)} <= got
+    a_tmem = {c.runtime["atype"] for c in standard if c.recipe == "plain:a-tmem"}
+    assert a_tmem == {"e4m3", "e5m2", "f16", "bf16", "tf32", "s8"}  # every A container width, each kind
     d16 = next(c for c in standard if c.recipe == "plain:d-f16")
     assert d16.runtime["d_type"] == "f16" and d16.runtime["negate_a"] and "negate_a" in d16.case_id
     inp = PL.make_inputs(d16)
@@ -141,3 +143,26 @@ def test_plain_sparse_and_a_tmem_inputs(standard) -> None:
     case, inp = _shape(standard, "plain:a-tmem", "f16")
     cell = inp.programs[0].preload[:, PL.A_COL]
     assert np.array_equal(cell & 0xFFFF, inp.a[:, 0]) and np.array_equal(cell >> 16, inp.a[:, 1])
+
+
+def test_plain_i8_saturate_clamps_some_cells_at_each_limit(standard) -> None:
+    """kind::i8 with Table 42's saturate bit: the old D sits near both s32 limits, every product of a cell has the
+    column's sign (so any accumulation order clamps alike), some cells cross each limit and their neighbours stay
+    inside; the want is clamp(old D + A B) less the old D, exact in fp32 where the s32 values are not."""
+    from reference import gemm as G
+    from suites.tcgen05_blockscale.build import decode_output
+
+    case, inp = _shape(standard, PL.SATURATE_RECIPE, "i8")
+    assert (case.runtime["atype"], case.runtime["btype"]) == ("u8", "s8") and "saturate" in case.case_id
+    assert (inp.programs[0].mmas[0].idesc >> 3) & 1  # Table 42 bit 3
+    a, b, c = inp.extra["a_val"].astype(np.int64), inp.extra["b_val"].astype(np.int64), inp.c.astype(np.int64)
+    assert a.min() >= 0 and a.max() > 127 and ((b >= 0) | (np.arange(inp.n) % 2 == 1)).all()
+    assert ((b <= 0) | (np.arange(inp.n) % 2 == 0)).all() and np.unique(c).size == c.size
+    raw = a @ b + c
+    over, under = raw > PL.S32_MAX, raw < -PL.S32_MAX - 1
+    assert over[:64].sum() > 500 and under[64:].sum() > 500 and (~(over | under)).sum() > 4000
+    want = PL.expected_shape(inp)
+    assert np.array_equal(want[over], (PL.S32_MAX - c[over]).astype(np.float32))
+    assert np.array_equal(want[~over & ~under], (a @ b)[~over & ~under].astype(np.float32))
+    d = G.int_gemm(a, b, c, satfinite=True)  # the read-back a conforming core leaves: decoded less the old D
+    assert inp.layout == "D" and np.array_equal(decode_output(inp, [d.view(np.uint32)]), want)  # lane m: row m
