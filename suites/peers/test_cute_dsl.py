@@ -68,14 +68,10 @@ def test_dsl_kernel_stops_under_the_default_reading() -> None:
 def test_a_planted_scale_factor_layout_fault_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The peer's SF image with the 32-row and 4-row strides of the 512-byte atom swapped: the kernel then scales
     by the wrong codes and C differs from the exact product."""
+    right = D.sf_image
+
     def swapped(codes: np.ndarray, k: int, vs: int) -> np.ndarray:
-        mn, sf_k = codes.shape
-        rk = -(-sf_k // 4)
-        r, f = np.arange(mn)[:, None], np.arange(sf_k)[None, :]
-        off = (r % 32) * 4 + ((r // 32) % 4) * 128 + f % 4 + (f // 4) * 512 + (r // 128) * rk * 512
-        img = np.zeros(-(-mn // 128) * rk * 512, np.uint8)
-        img[off] = codes
-        return img
+        return np.ascontiguousarray(right(codes, k, vs).reshape(-1, 32, 4, 4).transpose(0, 2, 1, 3)).reshape(-1)
 
     monkeypatch.setattr(D, "sf_image", swapped)
     r = _run(256, 256, 512)
