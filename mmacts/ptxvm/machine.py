@@ -54,6 +54,10 @@ STEP_NS = 4
 """Virtual nanoseconds per scheduler step (``%globaltimer``)."""
 SUSPEND_NS = 10_000_000
 """Virtual time a failing ``mbarrier.try_wait`` suspends for when no other thread can run."""
+LD_OVERWRITE_REGISTER = "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE"
+"""Register entry: may a tcgen05.ld destination register, read since the load, be overwritten before
+tcgen05.wait::ld? The VM's default reading is wait-required; ``{"readings": {LD_OVERWRITE_REGISTER:
+"register-read-completes"}}`` in a launch's profile allows it (:meth:`Machine._ld_overwrite`)."""
 
 
 Handler = Callable[["Machine", Instr, np.ndarray], "bool | None"]
@@ -405,9 +409,26 @@ class Machine:
         if self.pending_regs and op.name in self.pending_regs:
             mask, src = self.pending_regs[op.name]
             if src.base == "tcgen05" and mask[act].any():
-                raise VmHazard(f"register {op.name} written while the tcgen05.ld at {src.where()} that loads it is "
-                               f"not completed by tcgen05.wait::ld (an anti-dependency, 9.7.16.6.4.5)")
+                self._ld_overwrite(op.name, src, mask, act)
             mask[act] = False
+
+    def _ld_overwrite(self, name: str, src: Any, mask: np.ndarray, act: np.ndarray) -> None:
+        """Register ``name`` of threads ``act`` is overwritten while the tcgen05.ld ``src`` that loads it has not
+        been completed by tcgen05.wait::ld: a hazard (9.7.16.6.4.5), unless the caller named the reading
+        register-read-completes of :data:`LD_OVERWRITE_REGISTER` and every such thread has read the register since
+        the load (the true dependency the spec orders). Why a reading: the CuTe DSL's epilogue loops its
+        tcgen05.ld into the same registers with no tcgen05.wait::ld at all; the spec text leaves open whether its
+        wait is needed for the registers or only for Tensor Memory ordering."""
+        pending = act[mask[act]]
+        read = self.ld_read.get(name)
+        named = self.profile.get("readings", {}).get(LD_OVERWRITE_REGISTER) if isinstance(self.profile, dict) else None
+        unread = pending if read is None else pending[~read[pending]]
+        if named == "register-read-completes" and not unread.size:
+            return
+        why = ("" if unread.size else f"; the register was read since the load: reading register-read-completes "
+               f"of {LD_OVERWRITE_REGISTER} would allow it, default reading wait-required")
+        raise VmHazard(f"register {name} written while the tcgen05.ld at {src.where()} that loads it is not "
+                       f"completed by tcgen05.wait::ld (an anti-dependency, 9.7.16.6.4.5){why}")
 
     def symbol_values(self, name: str, act: np.ndarray) -> np.ndarray:
         """The address (uint64, per active thread) of a variable or parameter named in an operand: its offset in

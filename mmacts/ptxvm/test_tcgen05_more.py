@@ -60,8 +60,9 @@ READ8 = ("  tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r20, %r21, %r22, %r23, %r24,
          "  st.global.v4.u32 [%rd5+16], {%r24, %r25, %r26, %r27};\n")
 
 
-def _run(ptx: str, image: np.ndarray, params: dict | None = None, n_out: int = 1024):
-    mod = load_module(ptx, arch="sm_100a")
+def _run(ptx: str, image: np.ndarray, params: dict | None = None, n_out: int = 1024,
+         profile: dict | None = None):
+    mod = load_module(ptx, arch="sm_100a", profile=profile)
     din = mod.rt.to_device(np.ascontiguousarray(image).view(np.uint32))
     dout = mod.rt.empty((n_out,), np.uint32)
     p = {"adesc": 0, "bdesc": 0, "a2desc": 0, "idesc": 0}
@@ -428,6 +429,34 @@ def test_dealloc_after_a_tcgen05_ld_whose_registers_were_read(body: str, hazard:
     res, _ = _run(_kernel(body), np.zeros(64, dtype=np.uint32))
     if hazard:
         assert res.status == "error" and "tcgen05.dealloc while the tcgen05.ld" in res.message, res.message
+    else:
+        assert res.status == "ok", res.message
+
+
+_STORE_HI = "  st.global.v4.u32 [%rd5+16], {%r24, %r25, %r26, %r27};\n"
+_WAIT_LD = "  tcgen05.wait::ld.sync.aligned;\n"
+
+
+@pytest.mark.parametrize("body, named, hazard", [
+    (_LD8 + _STORE + _STORE_HI + _LD8 + _WAIT_LD, False, True),
+    (_LD8 + _STORE + _STORE_HI + _LD8 + _WAIT_LD, True, False),
+    (_LD8 + _STORE + _STORE_HI + "  mov.u32 %r27, 5;\n" + _WAIT_LD, True, False),
+    (_LD8 + _STORE + _LD8 + _WAIT_LD, True, True),
+    (_LD8 + "  mov.u32 %r20, 5;\n" + _WAIT_LD, True, True),
+])
+def test_overwrite_of_a_read_tcgen05_ld_register_needs_the_named_reading(body: str, named: bool,
+                                                                          hazard: bool) -> None:
+    """AMB-TCGEN05-LD-NO-WAIT-OVERWRITE (the CuTe DSL epilogue loops tcgen05.ld into the same registers with no
+    tcgen05.wait::ld): by default overwriting a destination register before the wait is the anti-dependency
+    hazard of 9.7.16.6.4.5 even after the register was read, and the message names the entry; under the named
+    reading register-read-completes a register its thread read may be overwritten (by the next tcgen05.ld or any
+    write), one never read may not. Planted: dropping the read check (allowing any overwrite under the reading)
+    makes the last two cases fail; ignoring the profile makes the second and third fail."""
+    profile = {"readings": {"AMB-TCGEN05-LD-NO-WAIT-OVERWRITE": "register-read-completes"}} if named else None
+    res, _ = _run(_kernel(body), np.zeros(64, dtype=np.uint32), profile=profile)
+    if hazard:
+        assert res.status == "error" and "anti-dependency" in res.message, res.message
+        assert named or "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE" in res.message, res.message
     else:
         assert res.status == "ok", res.message
 

@@ -38,13 +38,41 @@ def test_sf_image_matches_the_512_byte_atom() -> None:
     assert img[2 * 512 + 16 * 1] == codes[129, 0]
 
 
-def test_dsl_kernel_runs_past_its_tensor_maps_on_the_vm() -> None:
+def _run(m: int, n: int, k: int, **kw: object) -> D.CE.Result:
     try:
         D.configured()
-        r = D.run_dense_blockscaled(256, 256, 512, seed=1)
+        return D.run_dense_blockscaled(m, n, k, seed=1, **kw)
     except Unavailable as e:
         pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("mnk", [(256, 256, 512), (512, 512, 1024)])
+def test_dsl_kernel_equals_the_exact_product_under_its_named_reading(mnk: tuple[int, int, int]) -> None:
+    """256x256x512: one tile per CTA; 512x512x1024: four tiles per CTA of the persistent grid, both accumulator
+    buffers reused. The verdict names the open reading it rests on (AMB-TCGEN05-LD-NO-WAIT-OVERWRITE)."""
+    r = _run(*mnk)
     assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X" in r.stats["forms"], r.stats
     assert r.stats["block"] == [192, 1, 1] and r.stats["grid"] == [1, 1, 4]
+    assert r.ok and "equals the exact product" in r.message, r.message
+    assert "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE register-read-completes" in r.message, r.message
+
+
+def test_dsl_kernel_stops_under_the_default_reading() -> None:
+    """Its PTX has no tcgen05.wait::ld: under the VM's default wait-required the epilogue's second tcgen05.ld into
+    the same registers is the anti-dependency hazard, and the message names the entry whose reading would allow it."""
+    r = _run(256, 256, 512, readings=())
+    assert not r.ok and "anti-dependency" in r.message and "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE" in r.message, r.message
     assert "tensor map" not in r.message, r.message  # the DSL's own maps are read
-    assert r.ok or "not completed by tcgen05.wait::ld" in r.message, r.message  # its PTX has no tcgen05.wait::ld
+
+
+def test_a_planted_scale_factor_layout_fault_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peer's SF image with the 32-row and 4-row strides of the 512-byte atom swapped: the kernel then scales
+    by the wrong codes and C differs from the exact product."""
+    right = D.sf_image
+
+    def swapped(codes: np.ndarray, k: int, vs: int) -> np.ndarray:
+        return np.ascontiguousarray(right(codes, k, vs).reshape(-1, 32, 4, 4).transpose(0, 2, 1, 3)).reshape(-1)
+
+    monkeypatch.setattr(D, "sf_image", swapped)
+    r = _run(256, 256, 512)
+    assert not r.ok and r.message.startswith("C (fp32):") and r.mismatches > 0, r.message
