@@ -38,6 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.ptxvm import api as vm
+from mmacts.ptxvm.errors import VmUnsupported
+from mmacts.ptxvm.host import libvmcuda
+from mmacts.ptxvm.ops_bulk import TensorMap
 from suites.peers import cutlass_examples as CE
 from suites.peers.cutlass_peer import Unavailable, _cache_root
 
@@ -74,8 +78,6 @@ def configured() -> tuple[str, Path]:
 
 def shim() -> Path:
     """``vmlaunch.c`` built (once per source hash) into a shared library."""
-    from mmacts.ptxvm.host import libvmcuda
-
     cc = libvmcuda.compiler()
     out = _cache_root() / f"cutedsl-vmlaunch-{hashlib.sha256(SHIM.read_bytes()).hexdigest()[:16]}.so"
     if out.exists():
@@ -125,8 +127,6 @@ def capture(m: int, n: int, k: int, addrs: dict[str, int], cfg: Config, work: Pa
 def foreign_maps(params: bytes, sizes: list[int], bases: dict[str, int]) -> list[str]:
     """The 128-byte parameters that hold one of our buffers' addresses (bytes 0-7, where the hardware layout keeps it)
     but that the VM refuses to read (bits it does not know: another layout, or an sm_100 field it cannot observe)."""
-    from mmacts.ptxvm.errors import VmUnsupported
-    from mmacts.ptxvm.ops_bulk import TensorMap
 
     out, off = [], 0
     for i, size in enumerate(sizes):
@@ -150,8 +150,6 @@ def run_dense_blockscaled(m: int, n: int, k: int, *, seed: int = 0, cfg: Config 
     """The DSL example's kernel on the VM for M x N x K against the exact product (fp32 C), or why it cannot run.
     ``readings``: the open register readings the VM is told (default :data:`READINGS`); the message names them, so
     a verdict says what it rests on."""
-    from mmacts.ptxvm import api as vm
-
     ex = CE.Example("cute-dsl", "", "sm_100a")
     x = CE.make_inputs(ex, m, n, k, cfg.sf_vec, seed)
     vm.reset()

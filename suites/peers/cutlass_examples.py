@@ -36,10 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from mmacts.cases.model import Case
+from mmacts.cases.model import Case, level_rank
 from mmacts.cases.status import NOT_SUPPORTED
+from mmacts.ptxvm import api as vm
+from mmacts.ptxvm import mufu
+from mmacts.ptxvm.host import libvmcuda
+from mmacts.ptxvm.ops_more import UE8M0_REGISTER
+from reference import gemm as G
 from reference import sparse as S
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
 
@@ -201,8 +207,6 @@ def _build_into(ex: Example, d: Path) -> None:
 
 
 def _libvmcuda_dir() -> Path:
-    from mmacts.ptxvm.host import libvmcuda
-
     try:
         return libvmcuda.build().parent
     except libvmcuda.Unavailable as e:
@@ -244,8 +248,6 @@ _SCALES = (0.5, 1.0, 2.0)
 
 
 def _codes(values: np.ndarray, fmt: str) -> np.ndarray:
-    import ml_dtypes
-
     t = {"e2m1": ml_dtypes.float4_e2m1fn, "e4m3": ml_dtypes.float8_e4m3fn, "ue4m3": ml_dtypes.float8_e4m3fn,
          "e3m2": ml_dtypes.float6_e3m2fn}[fmt]
     return values.astype(t).view(np.uint8) & {"e2m1": 0x0F, "e3m2": 0x3F}.get(fmt, 0xFF)
@@ -307,8 +309,6 @@ def accumulator(ex: Example, x: Inputs) -> np.ndarray:
     """The exact block-scaled product (``reference.gemm``, the oracle side), float64 (M, N). A sparse A is
     expanded by ``reference.sparse`` (the oracle's reading of 9.7.16.10.8), with one scale factor per
     ``vs`` logical K (AMB-SPARSE-SF-COUNT's dense-count: CUTLASS's sparse SF vector is twice the dense one)."""
-    from reference import gemm as G
-
     if ex.sparse:
         return S.sparse_block_scaled_gemm(x.a, x.meta, x.b.T, x.sfa, x.sfb.T, kind=ex.kind, a_fmt=ex.a_fmt,
                                           b_fmt=ex.b_fmt, scale_fmt=ex.sf_fmt).astype(np.float64)
@@ -359,8 +359,6 @@ def expected_sfd_ue4m3(acc: np.ndarray, vs: int, norm: float = NORM_CONSTANT) ->
     ``D = e2m1(acc * min(norm * rcp(SFD), FLT_MAX))``. Both reciprocals are ``rcp.approx.ftz`` (1 ulp): the model
     is evaluated for every rcp within the bound and raises where the answer depends on which one the hardware
     gives (no exact verdict then). Returns (D codes (M, N), SFD codes (M, N / vs))."""
-    import ml_dtypes
-
     m, n = acc.shape
     f32 = np.float32
     accf = acc.astype(f32)
@@ -391,8 +389,6 @@ def expected_sfd_ue4m3(acc: np.ndarray, vs: int, norm: float = NORM_CONSTANT) ->
 
 def expected_bf16(acc: np.ndarray) -> np.ndarray:
     """bf16 D (alpha 1, beta 0): the exact accumulator rounded once, to nearest even; as uint16 bit patterns."""
-    import ml_dtypes
-
     return acc.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
 
 
@@ -405,8 +401,6 @@ def rcp_table() -> tuple[str | None, str]:
     ``amax * st / 6`` more than 1e-5 (relative) from a power of two (:func:`expected_sfd` checks), far beyond
     the ISA's 1-ulp bound on rcp.approx's error, so D and SFD are the same for every conforming rcp.approx;
     the case's message says the stand-in was used."""
-    from mmacts.ptxvm import mufu
-
     real = os.environ.get("MMACTS_RCP_TABLE") or (str(mufu.TABLE_PATH) if mufu.TABLE_PATH.exists() else None)
     if real:
         return real, f"rcp.approx from the recorded table {Path(real).name}"
@@ -498,8 +492,6 @@ def ptx_forms(ptx: str) -> list[str]:
 def run_example(name: str, m: int, n: int, k: int, *, seed: int = 0, fault: str = "none",
                 max_steps: int = 200_000_000) -> Result:
     """Build (cached), run example ``name`` on the VM for M x N x K and compare with the exact model."""
-    from mmacts.ptxvm import api as vm
-
     ex = EXAMPLES[name]
     d = build(ex)
     work = d / f"run-{m}x{n}x{k}-{os.getpid()}"
@@ -561,8 +553,6 @@ def run_grouped(name: str, problems: tuple[tuple[int, int, int], ...], *, seed: 
     """Build (cached), run the grouped example ``name`` (79d) on the VM for ``problems`` (one M, N, K per group)
     and compare every group's D and SFD with the exact model. Every problem shape, operand pointer, stride and SF
     layout is read by the kernel from device memory (the example's ``host_problem_shapes_available = false``)."""
-    from mmacts.ptxvm import api as vm
-
     ex = EXAMPLES[name]
     d = build(ex)
     work = d / f"run-grouped-{len(problems)}-{os.getpid()}"
@@ -615,9 +605,6 @@ def _launch(ex: Example, d: Path, meta: dict[str, Any], params: bytes, max_steps
     """One launch of the example's kernel with the host program's Params: the record's stats, and a failed
     Result where the VM stopped it (its status and message name the cause). ``ue8m0_zero`` names the reading
     the VM takes for ue8m0 code 0x00 (empty: refused)."""
-    from mmacts.ptxvm import api as vm
-    from mmacts.ptxvm.ops_more import UE8M0_REGISTER
-
     ptx = (d / "kernel.ptx").read_text()
     readings = {**dict(ex.readings), **({UE8M0_REGISTER: ue8m0_zero} if ue8m0_zero else {})}
     profile = {"readings": readings} if readings else None
@@ -725,8 +712,6 @@ def case_id(name: str, problems: Problem) -> str:
 
 def example_cases(level: str) -> list[Case]:
     """The example cases of ``level`` (none at smoke: a first build takes minutes)."""
-    from mmacts.cases.model import level_rank
-
     out: list[Case] = []
     for name in RUNNABLE:
         for lvl, sizes in SIZES[name].items():
