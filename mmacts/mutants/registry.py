@@ -785,8 +785,8 @@ def _placement_of(layout: str, change: Callable[[np.ndarray, np.ndarray, np.ndar
     ``tcgen05.mma.d_cells``, both ``(layout, M, N) -> (cta, lane, column)`` -- whose arrays for ``layout`` go
     through ``change``; the other layouts are untouched (a mutant against the named function, not its source)."""
     def factory(d_placement: Callable[..., _Placement]) -> Callable[..., _Placement]:
-        def mutated(which: str, m_total: int, n: int) -> _Placement:
-            out = d_placement(which, m_total, n)
+        def mutated(which: str, m_total: int, n: int, *rest: object) -> _Placement:
+            out = d_placement(which, m_total, n, *rest)  # rest: the host's lane_align where given
             return change(*out) if which == layout else out
         return mutated
     return factory
@@ -1418,8 +1418,8 @@ def _ownership_mutants() -> list[Mutant]:
     return [
         Mutant("sf-vm.cg2-leader-sfb", "sf-vm",
                "cta_group::2: both CTAs' D lanes scaled by the leader CTA's SFB (the peer's copy never read)",
-               (), edit_source(VMMMA, r"vals\[\.\.\., jj\]\[cta, q_cell, x_cell\]",
-                               'vals[..., jj][cta * (which == "A"), q_cell, x_cell]'),
+               (), edit_source(VMMMA, r"vals\[cta, q_cell, x_cell\]",
+                               'vals[cta * (which == "A"), q_cell, x_cell]'),
                TC, lambda c: c.recipe == "probe:sfb_peer_copy", limit=2, observed=True),
         Mutant("collector-vm.use-reads-memory", "collector-vm",
                "collector::a::use/lastuse read A from memory through the descriptor, not from the collector buffer",
