@@ -144,13 +144,14 @@ def foreign_maps(params: bytes, sizes: list[int], bases: dict[str, int]) -> list
     return out
 
 
-def run_dense_blockscaled(m: int, n: int, k: int, *, seed: int = 0, cfg: Config = Config(),
+def run_dense_blockscaled(m: int, n: int, k: int, *, seed: int = 0, cfg: Config | None = None,
                           max_steps: int = 200_000_000,
                           readings: tuple[tuple[str, str], ...] = READINGS) -> CE.Result:
     """The DSL example's kernel on the VM for M x N x K against the exact product (fp32 C), or why it cannot run.
     ``readings``: the open register readings the VM is told (default :data:`READINGS`); the message names them, so
     a verdict says what it rests on."""
     ex = CE.Example("cute-dsl", "", "sm_100a")
+    cfg = cfg or Config()
     x = CE.make_inputs(ex, m, n, k, cfg.sf_vec, seed)
     vm.reset()
     bufs = {"a": vm.asarray(CE._pack4(x.a)), "b": vm.asarray(CE._pack4(x.b)),
