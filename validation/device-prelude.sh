@@ -1,7 +1,14 @@
 # Sourced by the device recipes: the carried toolchain (.tc) unpacked to /tmp/tc and the environment a
 # recipe's mmacts runs need. Sets: MMACTS_TOOLCHAIN_DIR, PYTHONPATH, PYTHONUNBUFFERED, MMACTS_GIT_SHA.
+# .tcp/ (ptxas.xz, nvdisasm.xz: 17 MB, git-excluded) is the smaller carry when the tree nears the device tool's
+# 64 MiB; .tc/ (ptxas.gz, nvdisasm: 22 MB) otherwise.
 mkdir -p /tmp/tc
-gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/ && chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
+if [ -f .tcp/ptxas.xz ]; then
+  xz -dc .tcp/ptxas.xz > /tmp/tc/ptxas && xz -dc .tcp/nvdisasm.xz > /tmp/tc/nvdisasm
+else
+  gunzip -c .tc/ptxas.gz > /tmp/tc/ptxas && cp .tc/nvdisasm /tmp/tc/
+fi
+chmod +x /tmp/tc/ptxas /tmp/tc/nvdisasm
 export MMACTS_TOOLCHAIN_DIR=/tmp/tc PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 MMACTS_GIT_SHA=$(cat .mmacts-sha 2>/dev/null || echo unknown)
 export MMACTS_GIT_SHA
