@@ -57,6 +57,29 @@ def test_dsl_kernel_equals_the_exact_product_under_its_named_reading(mnk: tuple[
     assert "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE register-read-completes" in r.message, r.message
 
 
+TWO_CTA = D.Config(mma_tiler=(256, 128), cluster=(2, 1), max_active_clusters=2)
+"""The example's 2-CTA configuration: an MMA tile of M = 256 makes it use ``tcgen05.mma.cta_group::2`` in a
+cluster of 2 (TMA multicast with ``.cta_group::2``, tcgen05.cp/alloc/commit ``.cta_group::2``)."""
+
+
+def test_dsl_two_cta_kernel_equals_the_exact_product() -> None:
+    """The 2-CTA form of the same example: exact, and the planted SF-layout fault fails it too."""
+    r = _run(512, 256, 512, cfg=TWO_CTA)
+    assert "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X" in r.stats["forms"], r.stats
+    assert r.ok and "equals the exact product" in r.message, r.message
+
+
+def test_dsl_two_cta_planted_fault_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    right = D.sf_image
+
+    def swapped(codes: np.ndarray, k: int, vs: int) -> np.ndarray:
+        return np.ascontiguousarray(right(codes, k, vs).reshape(-1, 32, 4, 4).transpose(0, 2, 1, 3)).reshape(-1)
+
+    monkeypatch.setattr(D, "sf_image", swapped)
+    r = _run(512, 256, 512, cfg=TWO_CTA)
+    assert not r.ok and r.message.startswith("C (fp32):") and r.mismatches > 0, r.message
+
+
 def test_dsl_kernel_stops_under_the_default_reading() -> None:
     """Its PTX has no tcgen05.wait::ld: under the VM's default wait-required the epilogue's second tcgen05.ld into
     the same registers is the anti-dependency hazard, and the message names the entry whose reading would allow it."""
