@@ -167,15 +167,13 @@ class TensorMap:
         w = [int(x) for x in np.ascontiguousarray(raw[:TENSORMAP_BYTES]).view("<u4")]
         known = [0] * 32
 
-        def f(name: str) -> int:
-            word, lo, width = MAP_BITS[name]
-            known[word] |= ((1 << width) - 1) << lo
-            return (w[word] >> lo) & ((1 << width) - 1)
-
         def bits(word: int, lo: int, width: int, signed: bool = False) -> int:
             known[word] |= ((1 << width) - 1) << lo
             v = (w[word] >> lo) & ((1 << width) - 1)
             return v - (1 << width) if signed and v >> (width - 1) else v
+
+        def f(name: str) -> int:
+            return bits(*MAP_BITS[name])
 
         mode, rank = f("im2col"), f("rank_m1") + 1
         code, tf32 = f("type_code"), f("tf32")
