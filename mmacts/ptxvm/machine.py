@@ -412,6 +412,12 @@ class Machine:
                 self._ld_overwrite(op.name, src, mask, act)
             mask[act] = False
 
+    def reading(self, entry: str, default: str = "") -> str:
+        """The reading of register ``entry`` the launch's profile names (``{"readings": {entry: reading}}``), or
+        ``default``: how a caller tells the VM which reading of an open question to take."""
+        readings = self.profile.get("readings", {}) if isinstance(self.profile, dict) else {}
+        return readings.get(entry, default)
+
     def _ld_overwrite(self, name: str, src: Any, mask: np.ndarray, act: np.ndarray) -> None:
         """Register ``name`` of threads ``act`` is overwritten while the tcgen05.ld ``src`` that loads it has not
         been completed by tcgen05.wait::ld: a hazard (9.7.16.6.4.5), unless the caller named the reading
@@ -421,7 +427,7 @@ class Machine:
         wait is needed for the registers or only for Tensor Memory ordering."""
         pending = act[mask[act]]
         read = self.ld_read.get(name)
-        named = self.profile.get("readings", {}).get(LD_OVERWRITE_REGISTER) if isinstance(self.profile, dict) else None
+        named = self.reading(LD_OVERWRITE_REGISTER)
         unread = pending if read is None else pending[~read[pending]]
         if named == "register-read-completes" and not unread.size:
             return

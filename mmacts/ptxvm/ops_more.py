@@ -520,8 +520,7 @@ def _cvt_from_ue8m0(m: Machine, ins: Instr, act: np.ndarray) -> None:
         raise VmUnsupported(f"{ins.opcode}: only cvt.rn.bf16x2.ue8m0x2 d, a is defined")
     raw = m.read(ins.operands[1], ptx_type("b16"), act).astype(np.uint32)
     codes = [raw >> np.uint32(8), raw & np.uint32(0xFF)]
-    readings = m.profile.get("readings", {}) if isinstance(m.profile, dict) else {}
-    zero = UE8M0_ZERO_BF16.get(readings.get(UE8M0_REGISTER, ""))
+    zero = UE8M0_ZERO_BF16.get(m.reading(UE8M0_REGISTER))
     if zero is not None and not any((c == 0xFF).any() for c in codes):  # the caller's named reading for code 0
         h = [np.where(c == 0, np.uint32(zero), c << np.uint32(7)) for c in codes]
         m.write(ins.operands[0], U32, act, (h[0] << np.uint32(16)) | h[1])

@@ -557,7 +557,6 @@ def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
     f = _mma_form(ins)
     o = _mma_operands(m, ins, f, act)
     arith = (m.profile or {}).get("tcgen05_arithmetic", "float64") if isinstance(m.profile, dict) else "float64"
-    readings = (m.profile or {}).get("readings", {}) if isinstance(m.profile, dict) else {}
     for i, t in enumerate(act):
         cta = int(m.cta[t])
         cg = f["cta_group"]
@@ -572,7 +571,7 @@ def _mma(m: Machine, ins: Instr, act: np.ndarray) -> None:
         if f["block_scale"]:
             kw.update(sfa_taddr=int(o["sfa"][i]), sfb_taddr=int(o["sfb"][i]), scale_vec=f["scale_vec"],
                       arch=m.cfg.arch, arithmetic=arith,
-                      k96_shapes=readings.get("AMB-K96-SHAPES", "m256-cg2-only"))
+                      k96_shapes=m.reading("AMB-K96-SHAPES", "m256-cg2-only"))
             fn = T.execute_mma
         else:
             kw.update(ws=f["ws"], scale_input_d=o["sid"],
