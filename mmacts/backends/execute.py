@@ -30,6 +30,7 @@ from typing import Any
 from mmacts.ambiguity.assumes import assumes
 from mmacts.backends import BACKENDS, gpu
 from mmacts.backends import assembler as tc
+from mmacts.backends.choice import choose, unsupported
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
@@ -134,29 +135,13 @@ class Executor:
 
     @staticmethod
     def unsupported(driver: Driver, case: Case, cc: tuple[int, int]) -> str | None:
-        """Why this GPU cannot run ``case`` (None if it can): the suite's rule, then the case's own.
-
-        A suite whose cases target different architectures (the probes: sm_90a paths and
-        Blackwell paths) answers per case through the optional ``case_supported`` hook.
-        """
-        driver = as_driver(driver)
-        reason = driver.device_supported(cc)
-        return driver.case_supported(case, cc) if reason is None else reason
+        """Why this GPU cannot run ``case`` (None if it can): :func:`mmacts.backends.choice.unsupported`."""
+        return unsupported(as_driver(driver), case, cc)
 
     def choose(self, driver: Driver, case: Case) -> tuple[str, str | None]:
-        """The backend that will run ``case``, and a skip reason if none can."""
-        if as_driver(driver).compile_only:
-            return "compile", None
-        if self.backend in ("compile", "model"):
-            return self.backend, None
-        status = gpu.probe()
-        if self.backend == "auto":
-            if status.usable and self.unsupported(driver, case, status.compute_capability) is None:
-                return "cuda", None
-            return "model", None
-        if not status.usable:
-            return "cuda", f"no usable GPU: {status.reason}"
-        return "cuda", self.unsupported(driver, case, status.compute_capability)
+        """The backend that will run ``case``, and a skip reason if none can (:func:`mmacts.backends.choice.choose`)."""
+        c = choose(self.backend, as_driver(driver), case)
+        return c.backend, c.skip
 
     # ------------------------------------------------------------------ execute
     def execute(self, driver: Driver, case: Case) -> dict[str, Any]:

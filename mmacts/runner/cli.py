@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mmacts.backends import BACKENDS
+from mmacts.backends import BACKENDS, DEFAULT_BACKEND
 from mmacts.cases.model import LEVELS
 from mmacts.cases.status import BAD, CRASH
 from mmacts.core.records import RecordsError, append_jsonl, empty_record, read_jsonl, read_records, repair_tail
@@ -306,7 +306,7 @@ def _check_resume_options(args: argparse.Namespace, opts: dict, run_dir: Path) -
             "--mandatory": (str(Path(args.mandatory).resolve()) if args.mandatory else None, opts.get("mandatory")),
             "--strict-expectations": (args.strict_expectations or None, opts.get("strict_expectations")),
             "--out": (args.out, None)}
-    for flag, default in (("--level", "standard"), ("--backend", "auto")):
+    for flag, default in (("--level", "standard"), ("--backend", DEFAULT_BACKEND)):
         given = getattr(args, flag[2:])
         ours[flag] = (given if given != default else None, opts.get(flag[2:]))
     for flag, (given, stored) in ours.items():
@@ -692,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run suites and write a report")
     r.add_argument("--suite", action="append", help="suite name (repeatable; default all)")
     r.add_argument("--level", default="standard", choices=LEVELS)
-    r.add_argument("--backend", default="auto", choices=BACKENDS)
+    r.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
     r.add_argument("-n", default=None, help="pytest-xdist workers: a number, auto (one per core) or gpus "
                    "(one per visible GPU); workers are pinned one per GPU")
     r.add_argument("--out", default=None, help="parent directory of the run directory (default reports/runs)")

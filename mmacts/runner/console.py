@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from mmacts.backends import gpu
+from mmacts.backends import MODEL
+from mmacts.backends.choice import choose
 from mmacts.cases.status import NOT_RUN, ORDER
 from mmacts.core.driver import as_driver
 from mmacts.core.suites import load_driver
@@ -36,18 +37,14 @@ def hardware_suites(suites: Iterable[str]) -> list[str]:
 
 
 def gpu_plan(suites: list[str], backend: str) -> tuple[list[str], str | None]:
-    """(suites the model will run although they are hardware suites, why) before the run starts."""
+    """(suites the model will run although they are hardware suites, why) before the run starts: the same
+    :func:`~mmacts.backends.choice.choose` the executor makes per case, asked per suite."""
     hw = hardware_suites(suites)
-    if not hw or backend in ("cuda", "compile"):
+    if not hw:
         return [], None
-    if backend == "model":
-        return hw, "--backend model"
-
-    status = gpu.probe()
-    if not status.usable:
-        return hw, f"no usable GPU: {status.reason}"
-    on_model = [s for s in hw if load_driver(s).device_supported(status.compute_capability) is not None]
-    return on_model, f"{status.name} ({status.sm}) does not fit them" if on_model else None
+    chosen = {s: choose(backend, as_driver(load_driver(s))) for s in hw}
+    on_model = [s for s, c in chosen.items() if c.backend == MODEL]
+    return on_model, (chosen[on_model[0]].on_model if on_model else None)
 
 
 def model_banner(on_model: list[str], why: str | None) -> str:

@@ -32,7 +32,8 @@ from typing import Any
 
 import pytest
 
-from mmacts.backends.execute import BACKENDS, Executor
+from mmacts.backends import BACKENDS, DEFAULT_BACKEND
+from mmacts.backends.execute import Executor
 from mmacts.cases.model import LEVELS, Case
 from mmacts.cases.status import CRASH
 from mmacts.core.records import RECORD_KEY, empty_record, read_jsonl
@@ -45,7 +46,8 @@ CASE_MARK = "mmacts_case"
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("mmacts")
     g.addoption("--mmacts-level", default="smoke", choices=LEVELS, help="case level (default smoke)")
-    g.addoption("--mmacts-backend", default="auto", choices=BACKENDS, help="backend (default auto)")
+    g.addoption("--mmacts-backend", default=DEFAULT_BACKEND, choices=BACKENDS,
+                help=f"backend (default {DEFAULT_BACKEND})")
     g.addoption("--mmacts-out", default=None, help="run directory: results.jsonl is appended there")
     g.addoption("--mmacts-resume", default=None, help="results.jsonl of an earlier run: skip cases it has")
     g.addoption("--mmacts-rerun-crashed", action="store_true",
