@@ -251,6 +251,34 @@ def string_keyed_reads(path: Path) -> Iterator[tuple[int, str]]:
                 yield n.lineno, key.value  # type: ignore[attr-defined]
 
 
+TOUCH_KIND = "mxf4nvf4"
+"""The newest MMA kind: the files writing its name are where a new kind is written (oracle and VM: twice by design)."""
+TOUCH_QUALIFIER = "lastuse"
+"""A qualifier value (``.collector::a::lastuse``): the files that write it are where a new qualifier is written."""
+
+
+def suite_names_in(root: Path) -> set[str]:
+    return {p.parent.name for p in (root / "suites").glob("*/driver.py")}
+
+
+def suite_touch_points(path: Path, suites: set[str]) -> Iterator[tuple[int, str]]:
+    """(line, what) where code outside ``suites/`` enumerates suites (a tuple/list/set literal of two or more
+    suite names: a list a new suite must join) or gives one suite a rule (``x.suite == "name"``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+            names = [e.value for e in n.elts if _string(e) and e.value in suites]  # type: ignore[attr-defined]
+            if len(names) >= 2:
+                yield n.lineno, "lists " + ", ".join(names)
+        elif (isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute) and n.left.attr == "suite"
+              and any(_string(c) and c.value in suites for c in n.comparators)):  # type: ignore[attr-defined]
+            yield n.lineno, "a rule for " + next(c.value for c in n.comparators if _string(c))  # type: ignore[attr-defined]
+
+
+def writes_string(path: Path, text: str) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value == text for n in ast.walk(ast.parse(path.read_text("utf-8"))))
+
+
 @dataclass
 class Measures:
     upward: list[str] = field(default_factory=list)
@@ -261,6 +289,10 @@ class Measures:
     in_functions_by_file: dict[str, int] = field(default_factory=dict)
     long_functions: list[str] = field(default_factory=list)
     case_reads: list[str] = field(default_factory=list)
+    suite_touch: list[str] = field(default_factory=list)
+    """Where generic code (outside ``suites/``) names suites: what adding a suite may have to touch."""
+    kind_files: list[str] = field(default_factory=list)
+    qualifier_files: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """What the ratchet holds: each may go down, never up. Members as well as cycles: two cycles that merge
@@ -280,6 +312,7 @@ def _rel(path: Path, root: Path) -> str:
 def measure(root: Path = ROOT) -> Measures:
     files = project_files(root)
     m = Measures()
+    suites = suite_names_in(root)
     file_graph: dict[str, set[str]] = defaultdict(set)
     package_graph: dict[str, set[str]] = defaultdict(set)
     statements: set[tuple[str, int, bool]] = set()
@@ -296,6 +329,12 @@ def measure(root: Path = ROOT) -> Measures:
                                 + (" [in a function]" if imp.in_function else ""))
         m.long_functions += [f"{_rel(path, root)}:{line} {name} ({n} lines)"
                              for name, line, n in long_functions(path)]
+        if not module.startswith("suites."):
+            m.suite_touch += [f"{_rel(path, root)}:{line} {what}" for line, what in suite_touch_points(path, suites)]
+        if writes_string(path, TOUCH_KIND):
+            m.kind_files.append(_rel(path, root))
+        if writes_string(path, TOUCH_QUALIFIER):
+            m.qualifier_files.append(_rel(path, root))
         if _rel(path, root) not in SERIALISATION:
             m.case_reads += [f"{_rel(path, root)}:{line} {key!r}" for line, key in string_keyed_reads(path)]
     m.imports = len(statements)
@@ -327,6 +366,11 @@ def report(m: Measures, show_all: bool = False) -> str:
                f" most: " + ", ".join(f"{f} {n}" for f, n in list(m.in_functions_by_file.items())[:6]))
     out += _section(f"functions over {LONG_FUNCTION} lines", m.long_functions)
     out += _section("string-keyed reads of case fields outside serialisation", m.case_reads, limit)
+    out.append("touch points (printed, not held: what adding a suite, a kind, a qualifier writes outside its home)")
+    out += _section("  suite names written in generic code (files: "
+                    f"{len({x.split(':')[0] for x in m.suite_touch})})", m.suite_touch, limit)
+    out += _section(f"  files writing the kind {TOUCH_KIND!r}", m.kind_files, limit)
+    out += _section(f"  files writing the qualifier {TOUCH_QUALIFIER!r}", m.qualifier_files, limit)
     return "\n".join(out)
 
 
