@@ -164,6 +164,7 @@ PTX_VERSION = "8.8"
 
 
 def _lines(form: KernelForm) -> list[str]:
+    """The kernel body (without the entry's signature and directives), block after block."""
     cg = form.cta_group
     return [
         *_registers(),
@@ -180,6 +181,7 @@ def _lines(form: KernelForm) -> list[str]:
 
 
 def _registers() -> list[str]:
+    """Register files (sized for every form) and the CTA's shared words: mbarrier, TMEM slot, wait flag."""
     return [
         ".reg .pred %p<16>;",
         ".reg .b16 %h<4>;",
