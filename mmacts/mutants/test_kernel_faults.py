@@ -7,6 +7,12 @@ from __future__ import annotations
 import pytest
 
 from mmacts.mutants import kernel_faults as KF
+from mmacts.ptx.fault_points import POINTS
+
+
+def test_every_fault_point_is_planted_by_one_fault() -> None:
+    names = [f.name for f in KF.FAULTS]
+    assert sorted(names) == sorted(POINTS), "a generator's fault point without its kernel fault (or a duplicate)"
 
 
 @pytest.mark.parametrize("fault", KF.FAULTS, ids=lambda f: f.name)

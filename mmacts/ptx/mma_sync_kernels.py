@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mmacts.ptx import instructions as ins
+from mmacts.ptx.fault_points import faulty
 
 PTX_VERSION = "8.7"
 """mma.sync block_scale needs PTX ISA 8.7 (sm_120a); wgmma and fp8 mma.sync are older."""
@@ -100,7 +101,8 @@ def mma_sync_blockscale_module(
             "    cvt.u64.u32 %cs64, %cs;\n    mad.lo.u64 %rs, %cs64, 4, %rs;\n"
             "    ld.global.b32 %selw, [%rs];\n"
             "    cvt.u16.u32 %bida, %selw;\n    and.b16 %bida, %bida, 255;\n"
-            "    shr.b32 %t3, %selw, 8;\n    cvt.u16.u32 %tida, %t3;\n    and.b16 %tida, %tida, 255;\n"
+            f"    shr.b32 %t3, %selw, {16 if faulty('mma-sync-tida-byte') else 8};\n"
+            "    cvt.u16.u32 %tida, %t3;\n    and.b16 %tida, %tida, 255;\n"
             "    shr.b32 %t3, %selw, 16;\n    cvt.u16.u32 %bidb, %t3;\n    and.b16 %bidb, %bidb, 255;\n"
             "    shr.b32 %t3, %selw, 24;\n    cvt.u16.u32 %tidb, %t3;\n"
         )
@@ -243,7 +245,7 @@ def wgmma_module(
         f"    mad.lo.u64 %rd, %t64, {4 * nacc}, %rd;\n"
         "    ld.param.u32 %uc, [use_c];\n    setp.ne.u32 %pc, %uc, 0;\n    setp.eq.u32 %pone, %uc, %uc;\n"
         + loads
-        + f"    {ins.wgmma_fence()}\n"
+        + ("" if faulty("wgmma-missing-fence") else f"    {ins.wgmma_fence()}\n")
         + "".join(steps_ptx)
         + f"    {ins.wgmma_commit_group()}\n    {ins.wgmma_wait_group(0)}\n"
         + stores

@@ -37,13 +37,14 @@ which is the same arithmetic. The 2-CTA cluster is declared in the PTX (``.expli
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mmacts.ptx import instructions as I
-from mmacts.ptx.module import max_version, module_header
+from mmacts.ptx.fault_points import faulty
+from mmacts.ptx.module import max_version, min_ptx_for_target, module_header
 from reference.tcgen05_model.program import CP_CODES, CtaProgram
 
 # ---------------------------------------------------------------------------------------------
@@ -151,273 +152,376 @@ PTX_VERSION = "8.8"
 """``.block16``/``.block32`` need PTX ISA 8.8 (9.7.16.10.9.1 notes); sm_103a also needs 8.8."""
 
 
-def _lines(form: KernelForm) -> list[str]:  # noqa: C901 - one linear kernel, kept in one place
+# ---------------------------------------------------------------------------------------------
+# The kernel body, block by block, in the order it runs (steps 1-7 above). Each block returns its PTX
+# lines. Registers that live across blocks:
+#   %r0 thread, %r1 warp, %r4 rank in the pair, %r7 image base (shared::cta), %r15 mbarrier,
+#   %r16 TMEM columns, %r18 TMEM base, %r21 this warp's lane-quadrant base, %r41 the wait's status,
+#   %rd1 blob, %rd2 out, %rd4 this CTA's record, %rd5 its status word, %rd6 the leader's record,
+#   %rd16 / %rd17 descriptor relocation (image base >> 4, and the same in the LBO field),
+#   %p1 thread 0, %p2 warp 0.
+# A block that a planted kernel fault changes asks ``faulty(<point>)`` (mmacts.ptx.fault_points).
+
+
+def _lines(form: KernelForm) -> list[str]:
+    """The kernel body (without the entry's signature and directives), block after block."""
     cg = form.cta_group
-    L: list[str] = []
-    e = L.append
-    # ---- registers ---------------------------------------------------------------------------
-    e(".reg .pred %p<16>;")
-    e(".reg .b16 %h<4>;")
-    e(".reg .b32 %r<96>;")
-    e(".reg .b64 %rd<64>;")
-    e(".shared .align 8 .b64 mbar;")
-    e(".shared .align 4 .b32 tmem_slot;")
-    e(".shared .align 4 .b32 wait_flag;")
-    # ---- who am I ----------------------------------------------------------------------------
-    e("mov.u32 %r0, %tid.x;")                       # thread
-    e("shr.u32 %r1, %r0, 5;")                       # warp
-    e("and.b32 %r2, %r0, 31;")                      # lane in warp
+    return [
+        *_registers(),
+        *_identity(cg),
+        *_smem_image(),
+        *_mbarrier_init(cg),
+        *_tmem_alloc(cg),
+        *_tmem_preload(cg),
+        *_issue(form),
+        *_bounded_wait(form),
+        *_read_back(),
+        *_teardown(cg),
+    ]
+
+
+def _registers() -> list[str]:
+    """Register files (sized for every form) and the CTA's shared words: mbarrier, TMEM slot, wait flag."""
+    return [
+        ".reg .pred %p<16>;",
+        ".reg .b16 %h<4>;",
+        ".reg .b32 %r<96>;",
+        ".reg .b64 %rd<64>;",
+        ".shared .align 8 .b64 mbar;",
+        ".shared .align 4 .b32 tmem_slot;",
+        ".shared .align 4 .b32 wait_flag;",
+    ]
+
+
+def _identity(cg: int) -> list[str]:
+    """Who am I: thread, warp, lane; the record index (2*case + rank in a pair); the kernel parameters;
+    this CTA's record and status word; the pair leader's record (where the MMA/cp operands live)."""
+    L = [
+        "mov.u32 %r0, %tid.x;",                     # thread
+        "shr.u32 %r1, %r0, 5;",                     # warp
+        "and.b32 %r2, %r0, 31;",                    # lane in warp
+    ]
     if cg == 2:
-        e("mov.u32 %r3, %clusterid.x;")             # case index
-        e("mov.u32 %r4, %cluster_ctarank;")         # rank in pair
-        e("shl.b32 %r5, %r3, 1;")
-        e("add.u32 %r5, %r5, %r4;")                 # record index = 2*case + rank
+        L += [
+            "mov.u32 %r3, %clusterid.x;",           # case index
+            "mov.u32 %r4, %cluster_ctarank;",       # rank in pair
+            "shl.b32 %r5, %r3, 1;",
+        ]
+        if not faulty("wrong-cluster-rank"):
+            L.append("add.u32 %r5, %r5, %r4;")      # record index = 2*case + rank
     else:
-        e("mov.u32 %r3, %ctaid.x;")
-        e("mov.u32 %r4, 0;")
-        e("mov.u32 %r5, %r3;")
-    e("ld.param.u64 %rd0, [p_params];")
-    e("cvta.to.global.u64 %rd0, %rd0;")
-    e("ld.param.u64 %rd1, [p_blob];")
-    e("cvta.to.global.u64 %rd1, %rd1;")
-    e("ld.param.u64 %rd2, [p_out];")
-    e("cvta.to.global.u64 %rd2, %rd2;")
-    e("ld.param.u64 %rd3, [p_status];")
-    e("cvta.to.global.u64 %rd3, %rd3;")
-    e(f"mul.wide.u32 %rd4, %r5, {REC_WORDS * 8};")
-    e("add.u64 %rd4, %rd0, %rd4;")                 # this CTA's record
-    e("mul.wide.u32 %rd5, %r5, 4;")
-    e("add.u64 %rd5, %rd3, %rd5;")                 # this CTA's status word
+        L += [
+            "mov.u32 %r3, %ctaid.x;",
+            "mov.u32 %r4, 0;",
+            "mov.u32 %r5, %r3;",
+        ]
+    for i, p in enumerate(("p_params", "p_blob", "p_out", "p_status")):
+        L += [f"ld.param.u64 %rd{i}, [{p}];", f"cvta.to.global.u64 %rd{i}, %rd{i};"]
+    L += [
+        f"mul.wide.u32 %rd4, %r5, {REC_WORDS * 8};",
+        "add.u64 %rd4, %rd0, %rd4;",                # this CTA's record
+        "mul.wide.u32 %rd5, %r5, 4;",
+        "add.u64 %rd5, %rd3, %rd5;",                # this CTA's status word
+    ]
     if cg == 2:
-        # Record index of the pair's leader (rank 0): the MMA/cp operands live there.
-        e("shl.b32 %r6, %r3, 1;")
-        e(f"mul.wide.u32 %rd6, %r6, {REC_WORDS * 8};")
-        e("add.u64 %rd6, %rd0, %rd6;")
+        L += [
+            "shl.b32 %r6, %r3, 1;",                 # record index of the pair's leader (rank 0)
+            f"mul.wide.u32 %rd6, %r6, {REC_WORDS * 8};",
+            "add.u64 %rd6, %rd0, %rd6;",
+        ]
     else:
-        e("mov.u64 %rd6, %rd4;")
-    # ---- 1. shared-memory image --------------------------------------------------------------
-    e("mov.u32 %r7, smem_dyn;")
-    e(f"add.u32 %r7, %r7, {SMEM_ALIGN - 1};")
-    e(f"and.b32 %r7, %r7, {-SMEM_ALIGN & 0xFFFFFFFF};")   # aligned image base (shared::cta)
-    e(f"ld.global.u64 %rd7, [%rd4+{W_SMEM_OFF * 8}];")
-    e(f"ld.global.u64 %rd8, [%rd4+{W_SMEM_BYTES * 8}];")
-    e("cvt.u32.u64 %r8, %rd8;")
-    e("shr.u32 %r8, %r8, 4;")                       # 16-byte chunks
-    e("add.u64 %rd7, %rd1, %rd7;")                  # global source
-    e("mov.u32 %r9, %r0;")
-    e("SMEM_LOOP:")
-    e("setp.ge.u32 %p0, %r9, %r8;")
-    e("@%p0 bra SMEM_DONE;")
-    e("mul.wide.u32 %rd9, %r9, 16;")
-    e("add.u64 %rd10, %rd7, %rd9;")
-    e("ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd10];")
-    e("shl.b32 %r14, %r9, 4;")
-    e("add.u32 %r14, %r14, %r7;")
-    e("st.shared.v4.u32 [%r14], {%r10, %r11, %r12, %r13};")
-    e("add.u32 %r9, %r9, 128;")
-    e("bra SMEM_LOOP;")
-    e("SMEM_DONE:")
-    # Generic-proxy smem writes must be visible to the async proxy (tcgen05.cp / tcgen05.mma).
-    e("fence.proxy.async.shared::cta;")
-    # ---- mbarrier + cluster rendezvous -------------------------------------------------------
-    e("mov.u32 %r15, mbar;")
-    e("setp.eq.u32 %p1, %r0, 0;")
-    e("@%p1 mbarrier.init.shared::cta.b64 [%r15], 1;")
-    e("@%p1 fence.mbarrier_init.release.cluster;")
+        L.append("mov.u64 %rd6, %rd4;")
+    return L
+
+
+def _smem_image() -> list[str]:
+    """Step 1: copy the shared-memory image, 16 bytes a thread per round, to the 1024-byte aligned base."""
+    L = [
+        "mov.u32 %r7, smem_dyn;",
+        f"add.u32 %r7, %r7, {SMEM_ALIGN - 1};",
+        f"and.b32 %r7, %r7, {-SMEM_ALIGN & 0xFFFFFFFF};",   # aligned image base (shared::cta)
+        f"ld.global.u64 %rd7, [%rd4+{W_SMEM_OFF * 8}];",
+        f"ld.global.u64 %rd8, [%rd4+{W_SMEM_BYTES * 8}];",
+        "cvt.u32.u64 %r8, %rd8;",
+        "shr.u32 %r8, %r8, 4;",                     # 16-byte chunks
+        "add.u64 %rd7, %rd1, %rd7;",                # global source
+        "mov.u32 %r9, %r0;",
+        "SMEM_LOOP:",
+        "setp.ge.u32 %p0, %r9, %r8;",
+        "@%p0 bra SMEM_DONE;",
+        "mul.wide.u32 %rd9, %r9, 16;",
+        "add.u64 %rd10, %rd7, %rd9;",
+        "ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd10];",
+        "shl.b32 %r14, %r9, 4;",
+        "add.u32 %r14, %r14, %r7;",
+        "st.shared.v4.u32 [%r14], {%r10, %r11, %r12, %r13};",
+        "add.u32 %r9, %r9, 128;",
+        "bra SMEM_LOOP;",
+        "SMEM_DONE:",
+    ]
+    if not faulty("missing-proxy-fence"):
+        # Generic-proxy smem writes must be visible to the async proxy (tcgen05.cp / tcgen05.mma).
+        L.append("fence.proxy.async.shared::cta;")
+    return L
+
+
+def _mbarrier_init(cg: int) -> list[str]:
+    """Thread 0 initialises the commit's mbarrier (one arrival); then the CTA (or cluster) rendezvous."""
+    return [
+        "mov.u32 %r15, mbar;",
+        "setp.eq.u32 %p1, %r0, 0;",
+        "@%p1 mbarrier.init.shared::cta.b64 [%r15], 1;",
+        "@%p1 fence.mbarrier_init.release.cluster;",
+        *_barrier(cg),
+    ]
+
+
+def _tmem_alloc(cg: int) -> list[str]:
+    """Step 2: warp 0 allocates the record's power-of-two columns; every thread reads the base back."""
+    return [
+        f"ld.global.u64 %rd11, [%rd4+{W_TMEM_NCOLS * 8}];",
+        "cvt.u32.u64 %r16, %rd11;",                 # ncols (power of two, 32..512)
+        "mov.u32 %r17, tmem_slot;",
+        "setp.eq.u32 %p2, %r1, 0;",
+        "@!%p2 bra ALLOC_DONE;",
+        I.tcgen05_alloc(cg, "%r17", "%r16"),
+        I.tcgen05_relinquish(cg),
+        "ALLOC_DONE:",
+        I.tcgen05_fence("before"),
+        "bar.sync 0;",
+        I.tcgen05_fence("after"),
+        "ld.shared.u32 %r18, [%r17];",              # TMEM base address
+    ]
+
+
+def _tmem_preload(cg: int) -> list[str]:
+    """Step 3: each thread writes its lane's row of the preload image with tcgen05.st.32x32b.x1 (scale
+    factors from registers, A in tensor memory, the initial D), then waits for the stores."""
+    quadrant_shift = 20 if faulty("tmem-quadrant-shift") else 21
+    L = [
+        f"ld.global.u64 %rd12, [%rd4+{W_PRELOAD_OFF * 8}];",
+        f"ld.global.u64 %rd13, [%rd4+{W_PRELOAD_COLS * 8}];",
+        "cvt.u32.u64 %r19, %rd13;",
+        "add.u64 %rd12, %rd1, %rd12;",
+        f"shl.b32 %r20, %r1, {quadrant_shift};",    # (32*warp) << 16: this warp's lane quadrant
+        "add.u32 %r21, %r18, %r20;",                # quadrant base taddr
+        "mul.lo.u32 %r22, %r0, %r19;",              # row = thread (= lane 32*warp + t)
+        "mul.wide.u32 %rd14, %r22, 4;",
+        "add.u64 %rd14, %rd12, %rd14;",             # &preload[lane][0]
+        "mov.u32 %r23, 0;",
+        "PRE_LOOP:",
+        "setp.ge.u32 %p3, %r23, %r19;",
+        "@%p3 bra PRE_DONE;",
+        "mul.wide.u32 %rd15, %r23, 4;",
+        "add.u64 %rd15, %rd14, %rd15;",
+        "ld.global.u32 %r24, [%rd15];",
+        "add.u32 %r25, %r21, %r23;",
+        I.tcgen05_st("32x32b", 1, "%r25", ["%r24"]),
+        "add.u32 %r23, %r23, 1;",
+        "bra PRE_LOOP;",
+        "PRE_DONE:",
+    ]
+    if not faulty("missing-wait-st"):
+        L.append(I.tcgen05_wait("st"))
+    return L + _fenced_barrier(cg)
+
+
+def _issue(form: KernelForm) -> list[str]:
+    """Step 4, thread 0 of the leader CTA only: the cp ops, the form's MMAs, the commit to the mbarrier."""
+    cg = form.cta_group
+    L = ["setp.ne.u32 %p4, %r0, 0;"]
     if cg == 2:
-        e("barrier.cluster.arrive.release.aligned;")
-        e("barrier.cluster.wait.acquire.aligned;")
-    else:
-        e("bar.sync 0;")
-    # ---- 2. allocate tensor memory -----------------------------------------------------------
-    e(f"ld.global.u64 %rd11, [%rd4+{W_TMEM_NCOLS * 8}];")
-    e("cvt.u32.u64 %r16, %rd11;")                   # ncols (power of two, 32..512)
-    e("mov.u32 %r17, tmem_slot;")
-    e("setp.eq.u32 %p2, %r1, 0;")
-    e("@!%p2 bra ALLOC_DONE;")
-    e(I.tcgen05_alloc(cg, "%r17", "%r16"))
-    e(I.tcgen05_relinquish(cg))
-    e("ALLOC_DONE:")
-    e(I.tcgen05_fence("before"))
-    e("bar.sync 0;")
-    e(I.tcgen05_fence("after"))
-    e("ld.shared.u32 %r18, [%r17];")                # TMEM base address
-    # ---- 3. TMEM preload via tcgen05.st (SF from registers, A in TMEM, initial D) -------------
-    e(f"ld.global.u64 %rd12, [%rd4+{W_PRELOAD_OFF * 8}];")
-    e(f"ld.global.u64 %rd13, [%rd4+{W_PRELOAD_COLS * 8}];")
-    e("cvt.u32.u64 %r19, %rd13;")
-    e("add.u64 %rd12, %rd1, %rd12;")
-    e("shl.b32 %r20, %r1, 21;")                     # (32*warp) << 16: this warp's lane quadrant
-    e("add.u32 %r21, %r18, %r20;")                  # quadrant base taddr
-    e("mul.lo.u32 %r22, %r0, %r19;")                # row = thread (= lane 32*warp + t)
-    e("mul.wide.u32 %rd14, %r22, 4;")
-    e("add.u64 %rd14, %rd12, %rd14;")               # &preload[lane][0]
-    e("mov.u32 %r23, 0;")
-    e("PRE_LOOP:")
-    e("setp.ge.u32 %p3, %r23, %r19;")
-    e("@%p3 bra PRE_DONE;")
-    e("mul.wide.u32 %rd15, %r23, 4;")
-    e("add.u64 %rd15, %rd14, %rd15;")
-    e("ld.global.u32 %r24, [%rd15];")
-    e("add.u32 %r25, %r21, %r23;")
-    e(I.tcgen05_st("32x32b", 1, "%r25", ["%r24"]))
-    e("add.u32 %r23, %r23, 1;")
-    e("bra PRE_LOOP;")
-    e("PRE_DONE:")
-    e(I.tcgen05_wait("st"))
-    _fenced_barrier(e, cg)
-    # ---- 4. leader thread: cp ops, MMAs, commit ---------------------------------------------
-    e("setp.ne.u32 %p4, %r0, 0;")
-    if cg == 2:
-        e("setp.ne.u32 %p5, %r4, 0;")
-        e("or.pred %p4, %p4, %p5;")
-    e("@%p4 bra ISSUE_DONE;")
-    e("mov.u32 %r26, %r7;")
-    e("shr.u32 %r26, %r26, 4;")
-    e("cvt.u64.u32 %rd16, %r26;")                   # image base >> 4 (descriptor units)
-    e("shl.b64 %rd17, %rd16, 16;")                  # same, in the LBO field
-    e(f"ld.global.u64 %rd18, [%rd6+{W_N_CP * 8}];")
-    e("cvt.u32.u64 %r27, %rd18;")
-    e("mov.u32 %r28, 0;")
-    e("CP_LOOP:")
-    e("setp.ge.u32 %p6, %r28, %r27;")
-    e("@%p6 bra CP_DONE;")
-    e("mul.wide.u32 %rd19, %r28, 16;")
-    e("add.u64 %rd19, %rd6, %rd19;")
-    e(f"ld.global.u64 %rd20, [%rd19+{W_CP0 * 8}];")
-    e(f"ld.global.u64 %rd21, [%rd19+{W_CP0 * 8 + 8}];")
-    L.extend(_reloc("%rd21"))
-    e("cvt.u32.u64 %r29, %rd20;")                   # shape code
-    e("shr.u64 %rd22, %rd20, 32;")
-    e("cvt.u32.u64 %r30, %rd22;")
-    e("add.u32 %r30, %r30, %r18;")                  # absolute taddr
+        L += ["setp.ne.u32 %p5, %r4, 0;", "or.pred %p4, %p4, %p5;"]
+    L += [
+        "@%p4 bra ISSUE_DONE;",
+        "mov.u32 %r26, %r7;",
+        "shr.u32 %r26, %r26, 4;",
+        "cvt.u64.u32 %rd16, %r26;",                 # image base >> 4 (descriptor units)
+        "shl.b64 %rd17, %rd16, 16;",                # same, in the LBO field
+        *_cp_ops(cg),
+        f"ld.global.u64 %rd23, [%rd6+{W_N_MMA * 8}];",
+        "cvt.u32.u64 %r31, %rd23;",
+    ]
+    for i, collector in enumerate(form.collectors):
+        L += _mma(form, i, collector)
+        if form.a_overwrite and i == 0:
+            L += _overwrite_after_first_mma()
+    return [*L, "MMA_DONE:", *_commit(cg), "ISSUE_DONE:"]
+
+
+def _cp_ops(cg: int) -> list[str]:
+    """The record's tcgen05.cp ops (scale factors from shared memory): a loop over (code, taddr, descriptor)
+    whose body issues the copy of the matching run-time shape code."""
+    L = [
+        f"ld.global.u64 %rd18, [%rd6+{W_N_CP * 8}];",
+        "cvt.u32.u64 %r27, %rd18;",
+        "mov.u32 %r28, 0;",
+        "CP_LOOP:",
+        "setp.ge.u32 %p6, %r28, %r27;",
+        "@%p6 bra CP_DONE;",
+        "mul.wide.u32 %rd19, %r28, 16;",
+        "add.u64 %rd19, %rd6, %rd19;",
+        f"ld.global.u64 %rd20, [%rd19+{W_CP0 * 8}];",
+        f"ld.global.u64 %rd21, [%rd19+{W_CP0 * 8 + 8}];",
+        *_reloc("%rd21"),
+        "cvt.u32.u64 %r29, %rd20;",                 # shape code
+        "shr.u64 %rd22, %rd20, 32;",
+        "cvt.u32.u64 %r30, %rd22;",
+        "add.u32 %r30, %r30, %r18;",                # absolute taddr
+    ]
     for code in (*CP_SHAPES, *CP_DECOMPRESS):
         shape, mc, src = cp_code_info(code)
-        e(f"setp.eq.u32 %p7, %r29, {code};")
-        e(f"@%p7 {I.tcgen05_cp(cg, shape, '%r30', '%rd21', multicast=mc, src_fmt=src)}")
-    e("add.u32 %r28, %r28, 1;")
-    e("bra CP_LOOP;")
-    e("CP_DONE:")
-    e(f"ld.global.u64 %rd23, [%rd6+{W_N_MMA * 8}];")
-    e("cvt.u32.u64 %r31, %rd23;")
-    for i, coll in enumerate(form.collectors):
-        base = (W_MMA0 + MMA_WORDS * i) * 8
-        e(f"setp.le.u32 %p8, %r31, {i};")
-        e("@%p8 bra MMA_DONE;")
-        e(f"ld.global.u64 %rd24, [%rd6+{base}];")
-        e(f"ld.global.u64 %rd25, [%rd6+{base + 8}];")
-        e(f"ld.global.u64 %rd26, [%rd6+{base + 16}];")
-        e(f"ld.global.u64 %rd27, [%rd6+{base + 24}];")
-        e(f"ld.global.u64 %rd28, [%rd6+{base + 32}];")
-        if form.a_tmem:
-            e("cvt.u32.u64 %r32, %rd24;")
-            e("add.u32 %r32, %r32, %r18;")
-            a_op = "%r32"
-        else:
-            L.extend(_reloc("%rd24"))
-            a_op = "%rd24"
-        L.extend(_reloc("%rd25"))
-        e("cvt.u32.u64 %r33, %rd26;")               # idesc
-        e("shr.u64 %rd29, %rd26, 32;")
-        e("cvt.u32.u64 %r34, %rd29;")
-        e("add.u32 %r34, %r34, %r18;")              # D taddr
-        e("cvt.u32.u64 %r35, %rd27;")
-        e("add.u32 %r35, %r35, %r18;")              # SFA taddr
-        e("shr.u64 %rd30, %rd27, 32;")
-        e("cvt.u32.u64 %r36, %rd30;")
-        e("add.u32 %r36, %r36, %r18;")              # SFB taddr
-        e("cvt.u32.u64 %r37, %rd28;")
-        e("setp.ne.u32 %p9, %r37, 0;")              # enable-input-d
-        e("shr.u64 %rd31, %rd28, 32;")
-        e("cvt.u32.u64 %r38, %rd31;")
-        e("add.u32 %r38, %r38, %r18;")              # sparse metadata taddr
-        dol = None
-        if form.dol:  # disable-output-lane: 4 words in this MMA's two cp slots
-            w = (W_CP0 + 2 * i) * 8
-            e(f"ld.global.u64 %rd42, [%rd6+{w}];")
-            e(f"ld.global.u64 %rd43, [%rd6+{w + 8}];")
-            e("cvt.u32.u64 %r60, %rd42;")
-            e("shr.u64 %rd44, %rd42, 32;")
-            e("cvt.u32.u64 %r61, %rd44;")
-            e("cvt.u32.u64 %r62, %rd43;")
-            e("shr.u64 %rd44, %rd43, 32;")
-            e("cvt.u32.u64 %r63, %rd44;")
-            dol = ["%r60", "%r61", "%r62", "%r63"]
-        bs = form.block_scale
-        e(I.tcgen05_mma(
-            form.kind, cg, d_tmem="%r34", a=a_op, b_desc="%rd25", idesc="%r33",
-            enable_input_d="%p9", sparse=form.sparse, block_scale=bs, scale_vec=form.scale_vec if bs else None,
-            a_in_tmem=form.a_tmem, collector_a=None if form.ws else coll,
-            collector_b=coll if form.ws else None, ws=form.ws, sp_meta_tmem="%r38" if form.sparse else None,
-            scale_a_tmem="%r35" if bs else None, scale_b_tmem="%r36" if bs else None, disable_output_lane=dol,
-        ))
-        if form.a_overwrite and i == 0:
-            L.extend(_overwrite_after_first_mma())
-    e("MMA_DONE:")
-    if cg == 2:
-        e("mov.b16 %h0, 3;")
-        e(I.tcgen05_commit(cg, "%r15", multicast_mask="%h0", shared_cluster=True))
+        L += [f"setp.eq.u32 %p7, %r29, {code};",
+              f"@%p7 {I.tcgen05_cp(cg, shape, '%r30', '%rd21', multicast=mc, src_fmt=src)}"]
+    return [*L, "add.u32 %r28, %r28, 1;", "bra CP_LOOP;", "CP_DONE:"]
+
+
+def _mma(form: KernelForm, i: int, collector: str | None) -> list[str]:
+    """MMA ``i`` of the form (skipped, with the rest, past the record's MMA count): its operands from the
+    leader's record, relocated to the image and TMEM bases, then the instruction."""
+    base = (W_MMA0 + MMA_WORDS * i) * 8
+    L = [
+        f"setp.le.u32 %p8, %r31, {i};",
+        "@%p8 bra MMA_DONE;",
+        *(f"ld.global.u64 %rd{24 + w}, [%rd6+{base + 8 * w}];" for w in range(MMA_WORDS)),
+    ]
+    if form.a_tmem:
+        L += ["cvt.u32.u64 %r32, %rd24;", "add.u32 %r32, %r32, %r18;"]
     else:
-        e(I.tcgen05_commit(cg, "%r15", shared_cluster=True))
-    e("ISSUE_DONE:")
-    # ---- 5. bounded completion wait (thread 0 of each CTA) -----------------------------------
-    e("mov.u32 %r39, wait_flag;")
-    e("@!%p1 bra WAIT_DONE;")
-    e(f"ld.global.u64 %rd32, [%rd4+{W_TIMEOUT_NS * 8}];")
-    e("mov.u64 %rd33, %globaltimer;")
-    e("add.u64 %rd33, %rd33, %rd32;")               # deadline
-    e(f"mov.u32 %r40, {STATUS_OK};")
-    e("WAIT_LOOP:")
+        L += _reloc("%rd24")
+    L += [
+        *_reloc("%rd25"),
+        "cvt.u32.u64 %r33, %rd26;",                 # idesc
+        "shr.u64 %rd29, %rd26, 32;",
+        "cvt.u32.u64 %r34, %rd29;",
+        "add.u32 %r34, %r34, %r18;",                # D taddr
+        "cvt.u32.u64 %r35, %rd27;",
+        "add.u32 %r35, %r35, %r18;",                # SFA taddr
+        "shr.u64 %rd30, %rd27, 32;",
+        "cvt.u32.u64 %r36, %rd30;",
+        "add.u32 %r36, %r36, %r18;",                # SFB taddr
+        "cvt.u32.u64 %r37, %rd28;",
+        "setp.ne.u32 %p9, %r37, 0;",                # enable-input-d
+        "shr.u64 %rd31, %rd28, 32;",
+        "cvt.u32.u64 %r38, %rd31;",
+        "add.u32 %r38, %r38, %r18;",                # sparse metadata taddr
+    ]
+    if form.dol:
+        L += _disable_output_lane(i)
+    return [*L, _mma_instruction(form, collector)]
+
+
+def _disable_output_lane(i: int) -> list[str]:
+    """The disable-output-lane vector of MMA ``i``: 4 words in its two cp slots, into %r60..%r63."""
+    w = (W_CP0 + 2 * i) * 8
+    return [
+        f"ld.global.u64 %rd42, [%rd6+{w}];",
+        f"ld.global.u64 %rd43, [%rd6+{w + 8}];",
+        "cvt.u32.u64 %r60, %rd42;",
+        "shr.u64 %rd44, %rd42, 32;",
+        "cvt.u32.u64 %r61, %rd44;",
+        "cvt.u32.u64 %r62, %rd43;",
+        "shr.u64 %rd44, %rd43, 32;",
+        "cvt.u32.u64 %r63, %rd44;",
+    ]
+
+
+def _mma_instruction(form: KernelForm, collector: str | None) -> str:
+    """The tcgen05.mma itself, on the operand registers ``_mma`` filled."""
+    bs = form.block_scale
+    sfa, sfb = ("%r36", "%r35") if bs and faulty("mma-sfa-sfb-swapped") else ("%r35", "%r36")
+    return I.tcgen05_mma(
+        form.kind, form.cta_group, d_tmem="%r34", a="%r32" if form.a_tmem else "%rd24", b_desc="%rd25",
+        idesc="%r33", enable_input_d="%p9", sparse=form.sparse, block_scale=bs,
+        scale_vec=form.scale_vec if bs else None, a_in_tmem=form.a_tmem,
+        collector_a=None if form.ws else collector, collector_b=collector if form.ws else None, ws=form.ws,
+        sp_meta_tmem="%r38" if form.sparse else None, scale_a_tmem=sfa if bs else None,
+        scale_b_tmem=sfb if bs else None,
+        disable_output_lane=["%r60", "%r61", "%r62", "%r63"] if form.dol else None,
+    )
+
+
+def _commit(cg: int) -> list[str]:
+    """tcgen05.commit to the mbarrier; for cta_group::2 multicast to both CTAs of the pair (mask 0b11)."""
+    if cg == 2:
+        return ["mov.b16 %h0, 3;", I.tcgen05_commit(cg, "%r15", multicast_mask="%h0", shared_cluster=True)]
+    return [I.tcgen05_commit(cg, "%r15", shared_cluster=True)]
+
+
+def _bounded_wait(form: KernelForm) -> list[str]:
+    """Step 5: thread 0 of each CTA polls the mbarrier until the ``%globaltimer`` deadline from the record and
+    shares OK / TIMEOUT through shared memory; a CTA whose wait expired skips the read-back."""
     # a_overwrite forms completed phase 0 of the mbarrier mid-sequence: the final commit completes phase 1
-    e(f"mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], {1 if form.a_overwrite else 0};")
-    e("@%p10 bra WAIT_END;")
-    e("mov.u64 %rd34, %globaltimer;")
-    e("setp.lt.u64 %p11, %rd34, %rd33;")
-    e("@%p11 bra WAIT_LOOP;")
-    e(f"mov.u32 %r40, {STATUS_TIMEOUT};")
-    e("WAIT_END:")
-    e("st.shared.u32 [%r39], %r40;")
-    e("WAIT_DONE:")
-    e("bar.sync 0;")
-    e("ld.shared.u32 %r41, [%r39];")
-    e(f"setp.ne.u32 %p12, %r41, {STATUS_OK};")
-    e("@%p12 bra READ_DONE;")
-    e(I.tcgen05_fence("after"))
-    # ---- 6. read back the raw TMEM window with tcgen05.ld.32x32b.x8 -------------------------
-    e(f"ld.global.u64 %rd35, [%rd4+{W_LD_COL0 * 8}];")
-    e(f"ld.global.u64 %rd36, [%rd4+{W_LD_NCOLS * 8}];")
-    e(f"ld.global.u64 %rd37, [%rd4+{W_OUT_OFF * 8}];")
-    e("cvt.u32.u64 %r42, %rd35;")
-    e("cvt.u32.u64 %r43, %rd36;")
-    e("add.u32 %r44, %r21, %r42;")                  # quadrant base + ld_col0
-    e("add.u64 %rd38, %rd2, %rd37;")
-    e("mul.lo.u32 %r45, %r0, %r43;")
-    e("mul.wide.u32 %rd39, %r45, 4;")
-    e("add.u64 %rd38, %rd38, %rd39;")               # &out[lane][0]
-    e("mov.u32 %r46, 0;")
-    e("LD_LOOP:")
-    e("setp.ge.u32 %p13, %r46, %r43;")
-    e("@%p13 bra LD_END;")
-    e("add.u32 %r47, %r44, %r46;")
+    parity = 1 if form.a_overwrite else 0
+    try_wait = ("setp.eq.u32 %p10, %r0, %r0;" if faulty("missing-mbarrier-wait")
+                else f"mbarrier.try_wait.parity.shared::cta.b64 %p10, [%r15], {parity};")
+    return [
+        "mov.u32 %r39, wait_flag;",
+        "@!%p1 bra WAIT_DONE;",
+        f"ld.global.u64 %rd32, [%rd4+{W_TIMEOUT_NS * 8}];",
+        "mov.u64 %rd33, %globaltimer;",
+        "add.u64 %rd33, %rd33, %rd32;",             # deadline
+        f"mov.u32 %r40, {STATUS_OK};",
+        "WAIT_LOOP:",
+        try_wait,
+        "@%p10 bra WAIT_END;",
+        "mov.u64 %rd34, %globaltimer;",
+        "setp.lt.u64 %p11, %rd34, %rd33;",
+        "@%p11 bra WAIT_LOOP;",
+        f"mov.u32 %r40, {STATUS_TIMEOUT};",
+        "WAIT_END:",
+        "st.shared.u32 [%r39], %r40;",
+        "WAIT_DONE:",
+        "bar.sync 0;",
+        "ld.shared.u32 %r41, [%r39];",
+        f"setp.ne.u32 %p12, %r41, {STATUS_OK};",
+        "@%p12 bra READ_DONE;",
+        I.tcgen05_fence("after"),
+    ]
+
+
+def _read_back() -> list[str]:
+    """Step 6: each warp reads its lane quadrant over columns [ld_col0, ld_col0 + ld_ncols) with
+    tcgen05.ld.32x32b.x8, waits for the loads, and stores the raw cells to its rows of the output."""
+    col0_word = W_LD_NCOLS if faulty("params-record-offset") else W_LD_COL0
+    loop_exit = "setp.gt.u32" if faulty("readback-loop-off-by-one") else "setp.ge.u32"
+    shape = "16x64b" if faulty("wrong-ld-shape") else "32x32b"
     regs = [f"%r{48 + i}" for i in range(8)]
-    e(I.tcgen05_ld("32x32b", 8, regs, "%r47"))
-    e(I.tcgen05_wait("ld"))
-    e("mul.wide.u32 %rd40, %r46, 4;")
-    e("add.u64 %rd40, %rd38, %rd40;")
-    for i, r in enumerate(regs):
-        e(f"st.global.u32 [%rd40+{4 * i}], {r};")
-    e("add.u32 %r46, %r46, 8;")
-    e("bra LD_LOOP;")
-    e("LD_END:")
-    e("READ_DONE:")
-    # ---- 7. teardown --------------------------------------------------------------------------
-    _fenced_barrier(e, cg)
-    e("@!%p2 bra DEALLOC_DONE;")
-    e(I.tcgen05_dealloc(cg, "%r18", "%r16"))
-    e("DEALLOC_DONE:")
-    e("@%p1 st.global.u32 [%rd5], %r41;")
-    e("ret;")
-    return L
+    L = [
+        f"ld.global.u64 %rd35, [%rd4+{col0_word * 8}];",
+        f"ld.global.u64 %rd36, [%rd4+{W_LD_NCOLS * 8}];",
+        f"ld.global.u64 %rd37, [%rd4+{W_OUT_OFF * 8}];",
+        "cvt.u32.u64 %r42, %rd35;",
+        "cvt.u32.u64 %r43, %rd36;",
+        "add.u32 %r44, %r21, %r42;",                # quadrant base + ld_col0
+        "add.u64 %rd38, %rd2, %rd37;",
+        "mul.lo.u32 %r45, %r0, %r43;",
+        "mul.wide.u32 %rd39, %r45, 4;",
+        "add.u64 %rd38, %rd38, %rd39;",             # &out[lane][0]
+        "mov.u32 %r46, 0;",
+        "LD_LOOP:",
+        f"{loop_exit} %p13, %r46, %r43;",
+        "@%p13 bra LD_END;",
+        "add.u32 %r47, %r44, %r46;",
+        I.tcgen05_ld(shape, 8, regs, "%r47"),
+    ]
+    if not faulty("missing-wait-ld"):
+        L.append(I.tcgen05_wait("ld"))
+    L += ["mul.wide.u32 %rd40, %r46, 4;", "add.u64 %rd40, %rd38, %rd40;"]
+    L += [f"st.global.u32 [%rd40+{4 * i}], {r};" for i, r in enumerate(regs)]
+    return [*L, "add.u32 %r46, %r46, 8;", "bra LD_LOOP;", "LD_END:", "READ_DONE:"]
+
+
+def _teardown(cg: int) -> list[str]:
+    """Step 7: after the thread sync, warp 0 deallocates; thread 0 writes the status word."""
+    return [
+        *_fenced_barrier(cg),
+        "@!%p2 bra DEALLOC_DONE;",
+        I.tcgen05_dealloc(cg, "%r18", "%r16"),
+        "DEALLOC_DONE:",
+        "@%p1 st.global.u32 [%rd5], %r41;",
+        "ret;",
+    ]
 
 
 def _overwrite_after_first_mma() -> list[str]:
@@ -472,16 +576,17 @@ def _reloc(reg: str) -> list[str]:
     ]
 
 
-def _fenced_barrier(e: Callable[[str], None], cg: int) -> None:
+def _barrier(cg: int) -> list[str]:
+    """A CTA barrier, or for cta_group::2 a cluster barrier (both CTAs of the pair)."""
+    if cg == 2:
+        return ["barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;"]
+    return ["bar.sync 0;"]
+
+
+def _fenced_barrier(cg: int) -> list[str]:
     """The canonical tcgen05 thread-sync pattern (S9.7.16.6.4): fence::before_thread_sync, a CTA
     (or, for cta_group::2, cluster) barrier, fence::after_thread_sync."""
-    e(I.tcgen05_fence("before"))
-    if cg == 2:
-        e("barrier.cluster.arrive.release.aligned;")
-        e("barrier.cluster.wait.acquire.aligned;")
-    else:
-        e("bar.sync 0;")
-    e(I.tcgen05_fence("after"))
+    return [I.tcgen05_fence("before"), *_barrier(cg), I.tcgen05_fence("after")]
 
 
 def module_ptx(form: KernelForm) -> str:
@@ -490,19 +595,13 @@ def module_ptx(form: KernelForm) -> str:
     if form.cta_group == 2:
         directives = [".explicitcluster", ".reqnctapercluster 2, 1, 1", *directives]
     body = _lines(form)
-    head = module_header(form.arch, max_version(PTX_VERSION, _min_version(form.arch)))
+    head = module_header(form.arch, max_version(PTX_VERSION, min_ptx_for_target(form.arch)))
     sig = ", ".join(f".param .u64 {p}" for p in ("p_params", "p_blob", "p_out", "p_status"))
     text = [head, ".extern .shared .align 1024 .b8 smem_dyn[];", "",
             f".visible .entry {form.entry_name}({sig})", *directives, "{"]
     text += [("    " + ln) if not ln.endswith(":") else ln for ln in body]
     text.append("}")
     return "\n".join(text) + "\n"
-
-
-def _min_version(arch: str) -> str:
-    from mmacts.ptx.module import min_ptx_for_target
-
-    return min_ptx_for_target(arch)
 
 
 # ---------------------------------------------------------------------------------------------
