@@ -23,7 +23,7 @@ Nothing here imports Triton or CUTLASS: the case list is made without them (the 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from mmacts.core.fields import Fields
 
@@ -40,6 +40,23 @@ def mma_kind(fmt_a: str, fmt_b: str, scale: str) -> str:
 def _values(record: object, cls: type) -> dict[str, Any]:
     """``record``'s values of the fields of the dataclass ``cls`` (a configuration and its form share them)."""
     return {f.name: getattr(record, f.name) for f in fields(cls)}
+
+
+class _KernelForm(Fields):
+    """The form of a case whose kernel a compiler builds from a configuration (:attr:`CONFIG`): the
+    configuration's fields and the ``peer``. Derive with the configuration class first."""
+
+    CONFIG: ClassVar[type]
+
+    @classmethod
+    def of_config(cls, cfg: Any) -> Any:
+        """The form of the case that runs ``cfg``."""
+        return cls(**_values(cfg, cls.CONFIG))
+
+    @property
+    def config(self) -> Any:
+        """The configuration alone (what the compiler and the PTX cache see)."""
+        return self.CONFIG(**_values(self, self.CONFIG))
 
 
 # ------------------------------------------------------------------------------------------ Triton
@@ -75,19 +92,11 @@ class TritonConfig:
 
 
 @dataclass(frozen=True)
-class TritonForm(TritonConfig, Fields):
+class TritonForm(TritonConfig, _KernelForm):
     """A Triton case's form: its kernel configuration and the peer."""
 
+    CONFIG: ClassVar[type] = TritonConfig
     peer: str = "triton"
-
-    @classmethod
-    def of_config(cls, cfg: TritonConfig) -> TritonForm:
-        return cls(**_values(cfg, TritonConfig))
-
-    @property
-    def config(self) -> TritonConfig:
-        """The configuration alone (what the compiler and the PTX cache see)."""
-        return TritonConfig(**_values(self, TritonConfig))
 
 
 # ------------------------------------------------------------------------------------------ Gluon
@@ -131,19 +140,11 @@ class GluonConfig:
 
 
 @dataclass(frozen=True)
-class GluonForm(GluonConfig, Fields):
+class GluonForm(GluonConfig, _KernelForm):
     """A Gluon case's form: its kernel configuration and the peer."""
 
+    CONFIG: ClassVar[type] = GluonConfig
     peer: str = "gluon"
-
-    @classmethod
-    def of_config(cls, cfg: GluonConfig) -> GluonForm:
-        return cls(**_values(cfg, GluonConfig))
-
-    @property
-    def config(self) -> GluonConfig:
-        """The configuration alone (what the compiler and the PTX cache see)."""
-        return GluonConfig(**_values(self, GluonConfig))
 
 
 # ------------------------------------------------------------------------------------------ CUTLASS (host values)
