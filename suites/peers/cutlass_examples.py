@@ -48,6 +48,7 @@ from mmacts.ptxvm.ops_more import UE8M0_REGISTER
 from reference import gemm as G
 from reference import sparse as S
 from suites.peers.cutlass_peer import SRC, Unavailable, _cache_root, cutlass_version, toolchain
+from suites.peers.fields import ExampleForm, ExampleRuntime, GroupedRuntime
 
 NORM_CONSTANT = 1.25
 """72b's ``norm_constant`` (``st``): not a power of two, so ``amax * st / 6`` is never a power of two for the data
@@ -731,13 +732,11 @@ def example_cases(level: str) -> list[Case]:
             if ex.grouped:
                 rows += ("S9.7.9.27",)  # tensormap.replace: the kernel rewrites its maps for every group
             for problems in sizes:
-                rt: dict[str, Any] = ({"problems": ",".join(f"{m}x{n}x{k}" for m, n, k in problems)} if ex.grouped
-                                      else dict(zip("mnk", problems[0], strict=True)))
+                rt = (GroupedRuntime(problems=",".join(f"{m}x{n}x{k}" for m, n, k in problems)) if ex.grouped
+                      else ExampleRuntime(*problems[0]))
                 out.append(Case(case_id=case_id(name, problems), suite="peers", instruction=instr, arch=ex.arch,
                                 spec_rows=rows, level=lvl, recipe="exact",
-                                form={"peer": "cutlass-example", "example": name, "cutlass": cutlass_version() or
-                                      "absent"},
-                                runtime=rt))
+                                form=ExampleForm(example=name, cutlass=cutlass_version() or "absent"), runtime=rt))
     return out
 
 
@@ -745,19 +744,18 @@ def run_example_case(case: Case) -> dict[str, Any]:
     """Record fields of one example case: status, message, CUTLASS version, PTX forms, wall, thread-instructions.
     A toolchain or build that is missing is ``not-supported`` with the reason (this machine cannot run it)."""
     rt = case.runtime
-    name = case.form["example"]
+    name = case.form.example
+    ex = EXAMPLES[name]
     try:
-        if EXAMPLES[name].grouped:
-            problems = tuple(tuple(int(v) for v in p.split("x")) for p in rt["problems"].split(","))
-            r = run_grouped(name, problems, seed=case.seed)  # type: ignore[arg-type]
+        if ex.grouped:
+            r = run_grouped(name, rt.shapes, seed=case.seed)  # type: ignore[arg-type]
         else:
-            r = run_example(name, rt["m"], rt["n"], rt["k"], seed=case.seed)
+            r = run_example(name, rt.m, rt.n, rt.k, seed=case.seed)
     except Unavailable as e:
         return {"status": NOT_SUPPORTED, "message": f"CUTLASS example unavailable: {e}"}
     s = r.stats
     status = "pass" if r.ok else ("error" if r.mismatches < 0 else "fail")
     note = f"; {s['rcp']}" if s.get("rcp") else ""
-    ex = EXAMPLES[case.form["example"]]
     if ex.readings:
         note += "; VM reading " + ", ".join(f"{e} {r}" for e, r in ex.readings)
     links = f"; register: {', '.join(ex.register)}" if ex.register else ""

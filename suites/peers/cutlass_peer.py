@@ -39,6 +39,26 @@ from pathlib import Path
 import numpy as np
 
 from mmacts.cases.model import Case, level_rank
+from mmacts.ptxvm.tcgen05 import cp as vm_cp
+from mmacts.ptxvm.tcgen05 import decode as vm_decode
+from mmacts.ptxvm.tcgen05 import mma as vm_mma
+from mmacts.ptxvm.tcgen05 import smem_operand as vm_smem
+from mmacts.ptxvm.warpmma import mma_sync as vm_sync
+from reference.mma_sync import fragments as ref_fr
+from reference.mma_sync import scales as ref_sc
+from reference.tcgen05 import idesc as ref_idesc
+from reference.tcgen05 import smem_desc as ref_sd
+from reference.tcgen05 import smem_image as ref_si
+from reference.tcgen05 import tmem_image as ref_tm
+from suites.peers.fields import (
+    AccRuntime,
+    CutlassForm,
+    CutlassRuntime,
+    IdescRuntime,
+    SfRuntime,
+    Sm120Runtime,
+    SmemRuntime,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = Path(__file__).resolve().parent / "cutlass"
@@ -177,7 +197,8 @@ def _idesc_level(r: dict) -> str:
     return "full"
 
 
-def _case(case_id: str, level: str, instruction: str, arch: str, rows: tuple[str, ...], runtime: dict) -> Case:
+def _case(case_id: str, level: str, instruction: str, arch: str, rows: tuple[str, ...],
+          runtime: CutlassRuntime) -> Case:
     return Case(
         case_id=case_id,
         suite=SUITE,
@@ -185,7 +206,7 @@ def _case(case_id: str, level: str, instruction: str, arch: str, rows: tuple[str
         arch=arch,
         spec_rows=rows,
         level=level,
-        form={"peer": "cutlass", "cutlass": cutlass_version() or "absent"},
+        form=CutlassForm(cutlass=cutlass_version() or "absent"),
         runtime=runtime,
         recipe="peer",
     )
@@ -218,7 +239,7 @@ def cutlass_cases(level: str) -> list[Case]:
                 f"tcgen05.mma.cta_group::{r['cta_group']}.kind::{r['kind']}.block_scale",
                 "sm_100a",
                 ("S9.7.16.4",),
-                {"item": "idesc", "id": cid},
+                IdescRuntime(id=cid),
             )
         )
     smem_levels = {("b8", "128B", "K"): "smoke", ("b8", "128B_base32B", "MN"): "smoke"}
@@ -235,7 +256,7 @@ def cutlass_cases(level: str) -> list[Case]:
                         "tcgen05.mma (smem descriptor)",
                         "sm_100a",
                         ("S9.7.16.3",),
-                        {"item": "smem", "elem": elem, "swizzle": sw, "major": major},
+                        SmemRuntime(elem=elem, swizzle=sw, major=major),
                     )
                 )
     for kind, cg, n in SF_CONFIGS:
@@ -249,7 +270,7 @@ def cutlass_cases(level: str) -> list[Case]:
                     f"tcgen05.cp.cta_group::{cg}.32x128b.warpx4 + tcgen05.mma.kind::{KIND_NAMES[kind]}",
                     "sm_100a",
                     ("S9.7.16.9", "S9.7.16.10.7"),
-                    {"item": "sf", "kind": kind, "cg": cg, "n": n, "odd": odd},
+                    SfRuntime(kind=kind, cg=cg, n=n, odd=odd),
                 )
             )
     for _atom, m, n, cg in _ACC_CONFIGS:
@@ -262,7 +283,7 @@ def cutlass_cases(level: str) -> list[Case]:
                 f"tcgen05.mma.cta_group::{cg} (accumulator)",
                 "sm_100a",
                 ("S9.7.16.10.5",),
-                {"item": "acc", "M": m, "N": n, "cg": cg},
+                AccRuntime(M=m, N=n, cg=cg),
             )
         )
     for kind, sv, st in (
@@ -282,7 +303,7 @@ def cutlass_cases(level: str) -> list[Case]:
                     f"mma.sync.aligned.kind::{kind}.block_scale.scale_vec::{sv}",
                     "sm_120a",
                     ("S9.7.14.3",),
-                    {"item": "sm120", "kind": kind, "scale_vec": sv, "stype": st, "op": op},
+                    Sm120Runtime(kind=kind, scale_vec=sv, stype=st, op=op),
                 )
             )
     return out
@@ -299,16 +320,12 @@ _ACC_CONFIGS = (
 def programs_for(cases: list[Case]) -> list[tuple[str, tuple[str, ...]]]:
     jobs = []
     for c in cases:
-        it = c.runtime["item"]
+        it = c.runtime.item
         if it == "sf":
-            jobs.append(("sf", _sf_defines(c.runtime)))
+            jobs.append(("sf", c.runtime.defines))
         else:
             jobs.append(({"idesc": "idesc", "smem": "smem", "acc": "acc", "sm120": "sm120"}[it], ()))
     return jobs
-
-
-def _sf_defines(rt) -> tuple[str, ...]:
-    return (f"KIND={rt['kind']}", f"CG={rt['cg']}", f"TILE_N={rt['n']}")
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -317,7 +334,7 @@ def run_cutlass_case(case: Case) -> tuple[str, str]:
     the field and both values) or ``observed`` (CUTLASS does not exercise that point). Raises ``Unavailable`` when
     the programs cannot be built."""
     rt = case.runtime
-    fn = {"idesc": _run_idesc, "smem": _run_smem, "sf": _run_sf, "acc": _run_acc, "sm120": _run_sm120}[rt["item"]]
+    fn = {"idesc": _run_idesc, "smem": _run_smem, "sf": _run_sf, "acc": _run_acc, "sm120": _run_sm120}[rt.item]
     fails = fn(rt)
     if isinstance(fails, tuple):
         return fails
@@ -327,12 +344,9 @@ def run_cutlass_case(case: Case) -> tuple[str, str]:
 
 
 # -- idesc
-def _run_idesc(rt) -> list[str]:
-    from mmacts.ptxvm.tcgen05.decode import decode_idesc
-    from reference.tcgen05 import idesc as ref_idesc
-
+def _run_idesc(rt: IdescRuntime) -> list[str]:
     fails: list[str] = []
-    recs = [r for r in records("idesc") if _idesc_id(r) == rt["id"]]
+    recs = [r for r in records("idesc") if _idesc_id(r) == rt.id]
     if not recs:
         return ["configuration missing from CUTLASS's output"]
     for r in recs:
@@ -357,7 +371,7 @@ def _run_idesc(rt) -> list[str]:
         }
         tag = f"sf_ids {r['sfa_id']}/{r['sfb_id']} word {w:#010x}"
         try:
-            got = decode_idesc(kind, w)
+            got = vm_decode.decode_idesc(kind, w)
         except ValueError as e:
             fails.append(f"VM decode_idesc rejects CUTLASS's word ({tag}): {e}")
             continue
@@ -381,13 +395,8 @@ def _run_idesc(rt) -> list[str]:
 
 
 # -- smem
-def _run_smem(rt):
-    from mmacts.ptxvm.tcgen05.decode import decode_smem_desc
-    from mmacts.ptxvm.tcgen05.smem_operand import walk
-    from reference.tcgen05 import smem_desc as ref_sd
-    from reference.tcgen05 import smem_image as ref_si
-
-    elem, sw, major = rt["elem"], rt["swizzle"], rt["major"]
+def _run_smem(rt: SmemRuntime) -> list[str] | tuple[str, str]:
+    elem, sw, major = rt.elem, rt.swizzle, rt.major
     src = "b8" if elem in ("p4", "p6") else elem
     rec = next((r for r in records("smem") if r["elem"] == src and r["swizzle"] == sw and r["major"] == major), None)
     if rec is None:
@@ -397,13 +406,13 @@ def _run_smem(rt):
     fails: list[str] = []
     for kb, word in enumerate(rec["desc"]):
         word = int(word)
-        d = decode_smem_desc(word)
+        d = vm_decode.decode_smem_desc(word)
         ks = slice(kb * mk, (kb + 1) * mk)
         cute = off[ks, :]  # (mk, n): byte offsets (fp4: 2 * byte + nibble)
         contig = mk if major == "K" else n
         rows = n if major == "K" else mk
         row_bytes = contig * bits // 8
-        vm = walk(d, rows, row_bytes, major).astype(np.int64) - base
+        vm = vm_smem.walk(d, rows, row_bytes, major).astype(np.int64) - base
         rd = ref_sd.decode_smem_desc(word)
         ref = np.asarray(ref_si.walk_addresses(rd, rows, row_bytes, major), dtype=np.int64) - base
         for name, got in (("VM walk", vm), ("reference walk_addresses", ref)):
@@ -427,13 +436,8 @@ def _run_smem(rt):
 
 
 # -- scale factors end to end
-def _run_sf(rt):
-    from mmacts.ptxvm.tcgen05 import mma as vm_mma
-    from mmacts.ptxvm.tcgen05.cp import execute_cp
-    from mmacts.ptxvm.tcgen05.decode import decode_idesc
-    from reference.tcgen05 import tmem_image as ref_tm
-
-    recs = records("sf", _sf_defines(rt))
+def _run_sf(rt: SfRuntime) -> list[str]:
+    recs = records("sf", rt.defines)
     sf = next(r for r in recs if r["item"] == "sf")
     cps = {r["which"]: r for r in recs if r["item"] == "utccp"}
     base = next(r for r in recs if r["item"] == "sf_base")
@@ -456,15 +460,15 @@ def _run_sf(rt):
     fails: list[str] = []
     for which in ("A", "B"):
         for desc, taddr in zip(cps[which]["desc"], cps[which]["taddr"], strict=True):
-            execute_cp(tmems, smems, int(taddr), int(desc), shape="32x128b", multicast="warpx4")
+            vm_cp.execute_cp(tmems, smems, int(taddr), int(desc), shape="32x128b", multicast="warpx4")
     layout = vm_mma.layout_of(m, cg, False)
     cta, lane, _ = vm_mma.d_cells(layout, m, n)
-    shift = 64 if rt["odd"] else 0
-    b_addr = sf["sfb_addr_odd"] if rt["odd"] else sf["sfb_addr"]
-    idescs = sf["idesc_odd"] if rt["odd"] else sf["idesc"]
+    shift = 64 if rt.odd else 0
+    b_addr = sf["sfb_addr_odd"] if rt.odd else sf["sfb_addr"]
+    idescs = sf["idesc_odd"] if rt.odd else sf["idesc"]
     rows_cta = m // cg
     for kb, (a_addr, bb, word) in enumerate(zip(sf["sfa_addr"], b_addr, idescs, strict=True)):
-        fdec = decode_idesc(kind, int(word))
+        fdec = vm_decode.decode_idesc(kind, int(word))
         fp = vm_mma.MmaFootprint([], [np.zeros((128, 512), bool)] * cg, [np.zeros((128, 512), bool)] * cg)
         sa, sb = vm_mma._read_scales(tmems, fdec, int(a_addr), int(bb), stype, nsf, layout, m, n, cta, lane, fp)
         for j in range(nsf):
@@ -524,16 +528,11 @@ def _run_sf(rt):
 
 
 # -- accumulator
-def _run_acc(rt):
-    from mmacts.ptxvm.tcgen05 import mma as vm_mma
-    from reference.tcgen05 import tmem_image as ref_tm
-
-    rec = next(
-        (r for r in records("acc") if r["M"] == rt["M"] and r["N"] == rt["N"] and r["cta_group"] == rt["cg"]), None
-    )
+def _run_acc(rt: AccRuntime) -> list[str] | tuple[str, str]:
+    rec = next((r for r in records("acc") if r["M"] == rt.M and r["N"] == rt.N and r["cta_group"] == rt.cg), None)
     if rec is None:
         return "observed", "CUTLASS has no block-scaled atom for this shape"
-    m, n, cg = rt["M"], rt["N"], rt["cg"]
+    m, n, cg = rt.M, rt.N, rt.cg
     c_cta = np.asarray(rec["cta"]).reshape(m, n)
     c_lane = np.asarray(rec["lane"]).reshape(m, n)
     c_col = np.asarray(rec["col"]).reshape(m, n)
@@ -555,17 +554,13 @@ def _run_acc(rt):
 
 
 # -- sm_120 fragments
-def _run_sm120(rt):
-    from mmacts.ptxvm.warpmma import mma_sync as vm
-    from reference.mma_sync import fragments as ref_fr
-    from reference.mma_sync import scales as ref_sc
-
+def _run_sm120(rt: Sm120Runtime) -> list[str]:
     rec = next(
         r
         for r in records("sm120")
-        if r["kind"] == rt["kind"] and r["scale_vec"] == rt["scale_vec"] and r["stype"] == rt["stype"]
+        if r["kind"] == rt.kind and r["scale_vec"] == rt.scale_vec and r["stype"] == rt.stype
     )
-    k, vs, op = rec["K"], rec["vs"], rt["op"]
+    k, vs, op = rec["K"], rec["vs"], rt.op
     per = 4 if k == 32 else 8
     bits = 32 // per
     fails: list[str] = []
@@ -576,15 +571,15 @@ def _run_sm120(rt):
         v = np.broadcast_to(np.arange(vals)[None, :], idx.shape)
         if op == "A":
             r_, c_ = idx % 16, idx // 16
-            w = vm._a_where(k)
+            w = vm_sync._a_where(k)
             ref = ref_fr.a_layout(k)
         elif op == "B":
             c_, r_ = idx % 8, idx // 8  # B is (K, N) in the VM: [k, n]
-            w = vm._b_where(k)
+            w = vm_sync._b_where(k)
             ref = ref_fr.b_layout(k)
         else:
             r_, c_ = idx % 16, idx // 16
-            w = vm._cd_where(False)
+            w = vm_sync._cd_where(False)
             ref = ref_fr.cd_layout()
         reg = v // per if op != "C" else v
         shift = (v % per) * bits if op != "C" else np.zeros_like(v)

@@ -28,15 +28,35 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
+from importlib import metadata
+from typing import Any, TypeVar
 
 import numpy as np
 
+from mmacts.backends import assembler
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.compare.compare import compare
+from mmacts.core.driver import Driver, Expectation, LaunchResult
+from suites.peers import cutlass_examples as CE
+from suites.peers import cutlass_peer as CP
+from suites.peers import gluon_cases as GC
+from suites.peers import triton_cases as TC
 
 SUITE = "peers"
+
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+try:
+    from typing import override  # type: ignore[attr-defined]  # Python 3.12+
+except ImportError:  # 3.10 / 3.11: the same marker (``__override__``), for readers and for the test that checks it
+
+    def override(method: _M) -> _M:
+        """Marks ``method`` as a hook of :class:`Driver` that this driver writes (:pep:`698`)."""
+        method.__override__ = True  # type: ignore[attr-defined]
+        return method
 
 REGISTER_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("peers.cutlass.idesc.*", ("AMB-IDESC-M-FIELD", "AMB-IDESC-RESERVED", "AMB-IDESC-E2M1-CODE",
@@ -88,8 +108,6 @@ def register_ids(case_id: str) -> tuple[str, ...]:
 
 def peer_versions() -> dict[str, str]:
     """Installed peer versions (for run.json): absent peers are omitted."""
-    from importlib import metadata
-
     out = {}
     for name in ("triton", "nvidia-cutlass"):
         try:
@@ -100,8 +118,6 @@ def peer_versions() -> dict[str, str]:
 
 
 def _known(case: Case) -> Case:
-    from dataclasses import replace
-
     for pat, entry in KNOWN_DISAGREEMENTS:
         if fnmatch.fnmatchcase(case.case_id, pat):
             return replace(case, xfail=entry)
@@ -109,80 +125,68 @@ def _known(case: Case) -> Case:
 
 
 def _is_triton(case: Case) -> bool:
-    return case.form.get("peer") in ("triton", "gluon")
+    return case.form.peer in ("triton", "gluon")
 
 
 def _kernel_module(case: Case) -> tuple[Any, Any, Any]:
-    """(compile_config, config_of, run) of a Triton or Gluon peer case (ImportError without triton)."""
-    if case.form.get("peer") == "gluon":
-        from suites.peers import gluon_cases as GC
-
+    """(compile_config, config_of, run) of a Triton or Gluon peer case."""
+    if case.form.peer == "gluon":
         return GC.compile_config, GC.config_of, GC.run_gluon_case
-    from suites.peers import triton_cases as TC
-
     return TC.compile_config, TC.config_of, TC.run_triton_case
 
 
-class PeersDriver:
-    """Implements the Driver contract for the peers suite, with its own ``run_case``."""
+class PeersDriver(Driver):
+    """The peers suite: its cases, and ``run_case`` that judges each one (the generic backends launch none)."""
 
     suite = SUITE
 
+    @override
     def cases(self, level: str) -> list[Case]:
-        out: list[Case] = []
+        out: list[Case] = TC.triton_cases(level) + GC.gluon_cases(level)
         try:
-            from suites.peers.triton_cases import triton_cases
-
-            out += triton_cases(level)
-        except ImportError:
-            pass
-        try:
-            from suites.peers.gluon_cases import gluon_cases
-
-            out += gluon_cases(level)
-        except ImportError:
-            pass
-        from suites.peers.cutlass_peer import cutlass_cases
-
-        try:
-            out += cutlass_cases(level)
+            out += CP.cutlass_cases(level)
         except Exception:  # noqa: BLE001 - no CUTLASS build: the cases still list, run_case skips them
             pass
-        from suites.peers.cutlass_examples import example_cases
-
-        out += example_cases(level)
+        out += CE.example_cases(level)
         return [_known(c) for c in out]
 
     # The generic backends never launch these cases: run_case does (see the module docstring).
+    @override
     def module_ptx(self, case: Case) -> str:
         if _is_triton(case):
             compile_config, config_of, _ = _kernel_module(case)
             return compile_config(config_of(case))["ptx"]
         raise NotImplementedError("a CUTLASS comparison has no kernel")
 
+    @override
     def make_inputs(self, case: Case) -> Any:
         return None
 
+    @override
     def expected(self, case: Case, inputs: Any) -> Expectation:
         raise NotImplementedError("peers cases are judged in run_case")
 
+    @override
     def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
         raise NotImplementedError("peers cases are judged in run_case")
 
+    @override
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         raise NotImplementedError("peers cases are judged in run_case")
 
+    @override
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
         return ("the Triton peer kernels are not yet launched on a GPU (they run on the PTX VM); "
                 "the CUTLASS comparisons are host-only")
 
+    @override
     def run_case(self, case: Case, backend: str) -> dict[str, Any]:
         """Record fields of one case on ``backend`` (``compile`` / ``model`` / ``cuda`` / ``auto``)."""
         links = register_ids(case.case_id)
         note = f"register: {', '.join(links)}" if links else ""
         if _is_triton(case):
             out = self._triton(case, backend)
-        elif case.form.get("peer") == "cutlass-example":
+        elif case.form.peer == "cutlass-example":
             out = self._example(case, backend)
         else:
             out = self._cutlass(case, backend)
@@ -191,13 +195,7 @@ class PeersDriver:
         return out
 
     def _triton(self, case: Case, backend: str) -> dict[str, Any]:
-        try:
-            from suites.peers import triton_cases as TC
-
-            compile_config, config_of, run = _kernel_module(case)
-        except ImportError as exc:
-            return {"status": NOT_SUPPORTED, "executor": "ptxvm", "message": f"triton is not installed ({exc}): "
-                    "pip install '.[peers]'"}
+        compile_config, config_of, run = _kernel_module(case)
         if backend == "cuda":
             return {"status": NOT_SUPPORTED, "message": self.device_supported((0, 0))}
         t0 = time.perf_counter()
@@ -207,23 +205,17 @@ class PeersDriver:
             return {"status": NOT_SUPPORTED, "message": f"triton could not compile: {type(exc).__name__}: {exc}"}
         compile_s = time.perf_counter() - t0
         if backend == "compile":
-            from mmacts.backends import assembler
-
             res = assembler.assemble(meta["ptx"], case.arch)
             return {"status": "pass" if res.ok else "fail", "compile_s": round(compile_s, 6),
                     "sass_opcodes": assembler.sass_summary(res.cubin) if res.ok and res.cubin else "",
                     "compare_mode": "assemble",
                     "message": f"triton {TC._triton_version()} PTX " + ("assembled" if res.ok else
                                                                        f"refused: {res.first_error_line}")}
-        from mmacts.compare.compare import compare
-
         got, want, msg = run(case)
         base = {"executor": "ptxvm", "compile_s": round(compile_s, 6), "compare_mode": "exact"}
-        if got is None and case.form.get("peer") == "gluon":
-            from suites.peers.gluon_cases import vm_gap
-
-            if vm_gap(msg):  # the VM refused a form it does not model yet: say which, do not count it as a fault
-                return dict(base, status=NOT_SUPPORTED, message=f"VM gap: {vm_gap(msg)}: {msg}")
+        if got is None and case.form.peer == "gluon":
+            if GC.vm_gap(msg):  # the VM refused a form it does not model yet: say which, do not count it as a fault
+                return dict(base, status=NOT_SUPPORTED, message=f"VM gap: {GC.vm_gap(msg)}: {msg}")
         if got is None:
             status = "timeout" if "timeout" in msg else "error"
             return dict(base, status=status, message=msg)
@@ -236,13 +228,9 @@ class PeersDriver:
     def _example(self, case: Case, backend: str) -> dict[str, Any]:
         if backend in ("compile", "cuda"):
             return {"status": NOT_SUPPORTED, "message": "a CUTLASS example peer runs on the PTX VM: --backend model"}
-        from suites.peers.cutlass_examples import run_example_case
-
-        return run_example_case(case)
+        return CE.run_example_case(case)
 
     def _cutlass(self, case: Case, backend: str) -> dict[str, Any]:
-        from suites.peers import cutlass_peer as CP
-
         if backend == "compile":
             return {"status": NOT_SUPPORTED,
                     "message": "a CUTLASS comparison is host-side: run it with --backend model"}

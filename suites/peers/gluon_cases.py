@@ -19,57 +19,21 @@ CTAs of a pair own for B): the product must then differ, or the check is blind t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.ptxvm import api as vm
+from mmacts.ptxvm.host.tensormap import encode_tiled
 from mmacts.toolchain.cache import DiskCache
 from suites.peers import triton_cases as TC
+from suites.peers.fields import GluonConfig, GluonForm
 
 SUITE = "peers"
 _GL_DTYPE = {"e4m3": "fp8e4nv", "e5m2": "fp8e5", "e2m1": "u8"}
 _GL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "u8": "uint8"}
-_FMT_NAME = {("e4m3", "e4m3", "ue8m0"): "mxfp8", ("e2m1", "e2m1", "ue8m0"): "mxfp4",
-             ("e4m3", "e2m1", "ue8m0"): "mxfp8xmxfp4", ("e2m1", "e2m1", "ue4m3"): "nvfp4",
-             ("e5m2", "e5m2", "ue8m0"): "mxfp8e5m2"}
-
-
-@dataclass(frozen=True)
-class GluonConfig:
-    """One kernel configuration; ``bm`` is the cluster's tile (256 for a pair), ``bn`` / ``bk`` likewise."""
-
-    ctas: int  # 1 or 2 (cta_group::2 in a cluster of 2)
-    fmt_a: str
-    fmt_b: str
-    scale: str  # ue8m0 (groups of 32) | ue4m3 (nvfp4, groups of 16)
-    bm: int
-    bn: int
-    bk: int
-    num_warps: int = 4
-    sfb_split: bool = False  # 2-CTA: SFB split like B (each CTA its N half) instead of whole in both CTAs
-    tiles: tuple[int, int] = (1, 1)  # tiles (clusters) along M and N: more than one checks the tile/rank arithmetic
-    # duck-typed fields that triton_cases.make_inputs / expected read
-    load: str = "tma5t"
-    b_major: str = "bK"
-
-    @property
-    def group(self) -> int:
-        return 16 if self.scale == "ue4m3" else 32
-
-    @property
-    def kind(self) -> str:
-        return TC.mma_kind(self.fmt_a, self.fmt_b, self.scale)
-
-    @property
-    def case_id(self) -> str:
-        fmt = _FMT_NAME.get((self.fmt_a, self.fmt_b, self.scale), f"{self.fmt_a}x{self.fmt_b}.{self.scale}")
-        extra = (".sfbsplit" if self.sfb_split else "") + ("" if self.tiles == (1, 1) else
-                                                           f".tiles{self.tiles[0]}x{self.tiles[1]}")
-        return f"peers.gluon.mma_scaled.cta{self.ctas}.{fmt}.m{self.bm}n{self.bn}k{self.bk}{extra}"
-
-
 def _configs() -> list[tuple[str, GluonConfig]]:
     S, F = "standard", "full"
     return [
@@ -87,7 +51,7 @@ def _configs() -> list[tuple[str, GluonConfig]]:
 def _case(level: str, cfg: GluonConfig) -> Case:
     instr = f"tcgen05.mma.cta_group::{cfg.ctas}.kind::{cfg.kind}.block_scale"
     return Case(case_id=cfg.case_id, suite=SUITE, instruction=instr, arch="sm_100a", spec_rows=("S9.7.16.10",),
-                level=level, form={"peer": "gluon", **asdict(cfg)}, recipe="exact",
+                level=level, form=GluonForm.of_config(cfg), recipe="exact",
                 seed=sum(map(ord, cfg.case_id)) % 1000)
 
 
@@ -97,16 +61,12 @@ def gluon_cases(level: str) -> list[Case]:
 
 
 def config_of(case: Case) -> GluonConfig:
-    f = dict(case.form)
-    f.pop("peer", None)
-    f["tiles"] = tuple(f.get("tiles", (1, 1)))
-    return GluonConfig(**f)
+    """The kernel configuration of a Gluon case (its form without the peer)."""
+    return case.form.config
 
 
 # ------------------------------------------------------------------------------------------ compile
 def _kernel_source() -> str:
-    from pathlib import Path
-
     return Path(__file__).with_name("gluon_kernels.py").read_text()
 
 
@@ -192,9 +152,6 @@ def _maps(meta: dict[str, Any], mems: list[np.ndarray]) -> list[Any]:
     (``cuTensorMapEncodeTiled``'s contract, from the compiler's swizzle, element type and per-CTA box; a
     ``fp4_padded`` operand is described in 4-bit elements, twice the bytes along K, as Triton's driver does),
     then its shape (i32) and strides (i64) in elements of the array, in Triton's order."""
-    from mmacts.ptxvm import api as vm
-    from mmacts.ptxvm.host.tensormap import encode_tiled
-
     out: list[Any] = []
     for mem, md in zip(mems, meta["tensordesc_meta"], strict=True):
         assert not md.get("is_im2col"), md
@@ -215,8 +172,6 @@ def run_gluon_case(case: Case, *, k_tiles: int = 2, fault: str | None = None,
                    trace: Any = None) -> tuple[np.ndarray | None, np.ndarray, str]:
     """Compile (cached), run on the PTX VM, return ``(got, want, message)``; ``got`` is None when the
     launch did not complete (the message says why). ``want`` is always the product of the unfaulted data."""
-    from mmacts.ptxvm import api as vm
-
     cfg = config_of(case)
     meta = compile_config(cfg)
     x = TC.make_inputs(cfg, case.seed, k_tiles, cfg.tiles)  # type: ignore[arg-type]
@@ -245,4 +200,5 @@ def run_gluon_case(case: Case, *, k_tiles: int = 2, fault: str | None = None,
     return got, want, TC.exact_message(got, want, f"{info}, {out.steps} steps, {out.wall_s:.1f}s")
 
 
-__all__ = ["VM_GAPS", "GluonConfig", "compile_config", "gluon_cases", "run_gluon_case", "swap_sfb_halves", "vm_gap"]
+__all__ = ["VM_GAPS", "GluonConfig", "GluonForm", "compile_config", "gluon_cases", "run_gluon_case", "swap_sfb_halves",
+           "vm_gap"]

@@ -31,7 +31,7 @@ def test_levels_nest_and_ids_are_unique():
     for v in ids.values():
         assert len(v) == len(set(v))
     assert 5 <= len(ids["smoke"]) <= 12
-    items = {c.runtime["item"] for c in CP.cutlass_cases("smoke")}
+    items = {c.runtime.item for c in CP.cutlass_cases("smoke")}
     assert items == {"idesc", "smem", "sf", "acc", "sm120"}
 
 
@@ -55,7 +55,7 @@ def test_sf_check_catches_a_wrong_lane_map(monkeypatch):
     _toolchain_or_skip()
     from mmacts.ptxvm.tcgen05 import mma as vm_mma
 
-    case = next(c for c in CP.cutlass_cases("smoke") if c.runtime["item"] == "sf")
+    case = next(c for c in CP.cutlass_cases("smoke") if c.runtime.item == "sf")
     real = vm_mma._read_scales
 
     def shifted(tmems, f, sfa, sfb, *a, **k):

@@ -29,51 +29,16 @@ import ml_dtypes
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.ptxvm.runtime import load_module
 from mmacts.toolchain.cache import DiskCache, cache_key
+from mmacts.toolchain.locate import find_tool
 from reference import gemm as G
+from suites.peers.fields import TritonConfig, TritonForm
 
 SUITE = "peers"
 ARCHS = {"sm_100a": 100, "sm_120a": 120}
 FORMAT_PAIRS = (("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2"), ("e4m3", "e2m1"), ("e2m1", "e4m3"),
                 ("e5m2", "e2m1"), ("e2m1", "e2m1"))
-
-
-@dataclass(frozen=True)
-class TritonConfig:
-    arch: str
-    fmt_a: str
-    fmt_b: str
-    scale: str  # ue8m0 (groups of 32) or ue4m3 (nvfp4, groups of 16)
-    bm: int
-    bn: int
-    bk: int
-    load: str  # ptr | tma | tma5p / tma5t (tutorial 10: 5-D preshuffled scales by pointer / by TMA) | chain
-    b_major: str  # bK (K-major B) | bN (MN-major B)
-    num_warps: int = 4
-    num_stages: int = 3
-
-    @property
-    def group(self) -> int:
-        return 16 if self.scale == "ue4m3" else 32
-
-    @property
-    def case_id(self) -> str:
-        extra = "" if (self.num_warps, self.num_stages) == (4, 3) else f".w{self.num_warps}s{self.num_stages}"
-        return (f"peers.triton.{self.arch}.dot_scaled.{self.fmt_a}x{self.fmt_b}.{self.scale}."
-                f"bm{self.bm}bn{self.bn}bk{self.bk}.{self.load}.{self.b_major}{extra}")
-
-    @property
-    def kind(self) -> str:
-        return mma_kind(self.fmt_a, self.fmt_b, self.scale)
-
-
-def mma_kind(fmt_a: str, fmt_b: str, scale: str) -> str:
-    """The block-scaled ``.kind`` an operand/scale format triple runs as."""
-    if scale == "ue4m3":
-        return "mxf4nvf4"
-    if fmt_a == fmt_b == "e2m1":
-        return "mxf4"
-    return "mxf8f6f4"
 
 
 def _configs() -> list[tuple[str, TritonConfig]]:
@@ -125,7 +90,7 @@ def _case(level: str, cfg: TritonConfig) -> Case:
              else "mma.sync.aligned.kind::{k}.block_scale").format(k=cfg.kind)
     rows = ("S9.7.16.10",) if cfg.arch == "sm_100a" else ("S9.7.14.5.14",)
     return Case(case_id=cfg.case_id, suite=SUITE, instruction=instr, arch=cfg.arch, spec_rows=rows, level=level,
-                form={"peer": "triton", **asdict(cfg)}, recipe="exact", seed=abs(hash(cfg.case_id)) % 1000)
+                form=TritonForm.of_config(cfg), recipe="exact", seed=abs(hash(cfg.case_id)) % 1000)
 
 
 def triton_cases(level: str) -> list[Case]:
@@ -139,9 +104,8 @@ def triton_cases(level: str) -> list[Case]:
 
 
 def config_of(case: Case) -> TritonConfig:
-    f = dict(case.form)
-    f.pop("peer", None)
-    return TritonConfig(**f)
+    """The kernel configuration of a Triton case (its form without the peer)."""
+    return case.form.config
 
 
 # ------------------------------------------------------------------------------------------ compile
@@ -180,8 +144,6 @@ def compile_config(cfg: TritonConfig, *, cache: DiskCache | None = None) -> dict
 
 def triton_env() -> None:
     """Point Triton at the project's ptxas (the NVIDIA wheel's) and pin FP fusion (Triton 3.9 warns otherwise)."""
-    from mmacts.toolchain.locate import find_tool
-
     ptxas = str(find_tool("ptxas"))
     os.environ.setdefault("TRITON_PTXAS_PATH", ptxas)
     os.environ.setdefault("TRITON_PTXAS_BLACKWELL_PATH", ptxas)
@@ -364,8 +326,6 @@ def run_triton_case(case: Case, *, k_tiles: int = 2, trace: Any = None) -> tuple
                                                                                   str]:
     """Compile (cached), run on the PTX VM, return ``(got, want, message)``; ``got`` is None when the
     launch did not complete (the message says why)."""
-    from mmacts.ptxvm.runtime import load_module
-
     cfg = config_of(case)
     meta = compile_config(cfg)
     x = make_inputs(cfg, case.seed, k_tiles)
@@ -393,4 +353,4 @@ def exact_message(got: np.ndarray, want: np.ndarray, info: str) -> str:
             f"rows {np.unique(np.argwhere(bad)[:, 0]).size} cols {np.unique(np.argwhere(bad)[:, 1]).size} ({info})")
 
 
-__all__ = ["TritonConfig", "compile_config", "run_triton_case", "triton_cases"]
+__all__ = ["TritonConfig", "TritonForm", "compile_config", "run_triton_case", "triton_cases"]
