@@ -3,6 +3,9 @@ whose form and run-time fields are the typed records of the producer that made t
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import asdict
 
 import pytest
@@ -65,3 +68,13 @@ def test_a_misspelt_field_is_refused_where_the_record_is_made() -> None:
         PF.SmemRuntime.of({"swizle": "64B"})
     assert PF.GroupedRuntime(problems="128x128x256,256x128x128").shapes == ((128, 128, 256), (256, 128, 128))
     assert PF.SfRuntime(kind=2, cg=2, n=192).defines == ("KIND=2", "CG=2", "TILE_N=192")
+
+
+def test_a_triton_case_seed_is_the_same_in_every_process() -> None:
+    """Python's ``hash()`` of a string is salted per process: a seed drawn from it gave each run (and each xdist
+    worker) other data for the same case id."""
+    code = ("from suites.peers.triton_cases import triton_cases as t;"
+            "print(sorted((c.case_id, c.seed) for c in t('full'))[:5])")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout for s in (1, 2)}
+    assert len(runs) == 1
