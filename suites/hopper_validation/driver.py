@@ -35,8 +35,6 @@ from reference.mma_sync.model import exact_rne_f32
 from reference.mma_sync.values import decode_elements, element_table, encode_elements
 from suites.hopper_validation import wgmma_layout as wl
 from suites.hopper_validation.fields import (
-    IMG_BYTES,
-    WG_KBYTES,
     HopperForm,
     HopperRuntime,
     MmaSyncForm,
@@ -83,7 +81,7 @@ def enumerate_cases() -> list[Case]:
                                  lvl, form, MmaSyncRuntime(), "exact", s))
                 out.append(_case(f"hopper.mma_sync.m16n8k32.f32.{a}x{b}/random-s{s}", _mma_instr(a, b, "f32"),
                                  "standard" if s < 2 else "full", form, MmaSyncRuntime(), "random", s))
-            wform = WgmmaForm(atype=a, btype=b, steps=WG_KBYTES // 32, trans_a=0, trans_b=0, img=IMG_BYTES)
+            wform = WgmmaForm(atype=a, btype=b)  # the defaults: K-major, WG_KBYTES of K, an IMG_BYTES image
             for sw in SWIZZLES:
                 rt = WgmmaRuntime(swizzle=sw, a_major="K", b_major="K")
                 lvl = "smoke" if (sw == "128B" and a == b == "e4m3") else "standard"
@@ -93,8 +91,7 @@ def enumerate_cases() -> list[Case]:
                                  _wg_instr(a, b), "standard", wform, rt.replace(zero_c=1), "random", 1))
     for am in ("K", "MN"):
         for bm in ("K", "MN"):
-            wform = WgmmaForm(atype="bf16", btype="bf16", steps=WG_KBYTES // 32,
-                              trans_a=int(am == "MN"), trans_b=int(bm == "MN"), img=IMG_BYTES)
+            wform = WgmmaForm(atype="bf16", btype="bf16", trans_a=int(am == "MN"), trans_b=int(bm == "MN"))
             for sw in SWIZZLES:
                 lvl = "smoke" if (sw == "128B" and am == bm == "MN") else "standard"
                 out.append(_case(f"hopper.wgmma.m64n{WG_N}k16.f32.bf16/{am}-{bm}.{sw}/exact",
@@ -110,7 +107,7 @@ def enumerate_cases() -> list[Case]:
         form = MmaSyncForm(atype="e4m3", btype="e4m3", dtype=dt)
         out.append(_case(f"hopper.published.mma_sync.e4m3.{dt}/{gpu}", _mma_instr("e4m3", "e4m3", dt),
                          "smoke", form, MmaSyncRuntime(gpu=gpu), "published"))
-    pform = WgmmaForm(atype="e4m3", btype="e4m3", steps=1, trans_a=0, trans_b=0, img=PUB_IMG_BYTES)
+    pform = WgmmaForm(atype="e4m3", btype="e4m3", steps=1, img=PUB_IMG_BYTES)
     for gpu in ("H100", "H200"):
         out.append(_case(f"hopper.published.wgmma.e4m3.f32/{gpu}", _wg_instr("e4m3", "e4m3"), "smoke", pform,
                          WgmmaRuntime(gpu=gpu, swizzle="32B", a_major="K", b_major="K"),
@@ -330,8 +327,8 @@ class HopperDriver(Driver):
     (:meth:`cases`, :meth:`module_ptx`, :meth:`device_supported`), the four of a suite that runs kernels
     (:meth:`make_inputs`, :meth:`expected`, :meth:`run_record_model`, :meth:`launch`), and two optional ones:
     :meth:`vm_reason` (every case runs on the VM) and :meth:`worth_caching`. Its own helpers are private
-    (``_finish_*``); ``test_driver.test_public_methods_are_driver_hooks`` keeps a misspelt hook from
-    becoming a method nobody calls."""
+    (``_finish_*``): ``test_driver.test_the_driver_is_a_driver_and_every_public_method_is_a_hook`` keeps a
+    misspelt hook from becoming a method nobody calls while the default runs in its place."""
 
     suite = SUITE
 
