@@ -1,12 +1,15 @@
 """Run the Hopper validation suite through a launch bundle (host -> GPU -> host).
 
     python -m suites.hopper_validation.bundle build DIR [--level L]   # host: inputs + cubins
-    python -m suites.hopper_validation.bundle execute DIR OUT         # GPU: numpy + CuPy only
+    python -m suites.hopper_validation.bundle execute DIR OUT         # GPU: the saved cubins, through CuPy
     python -m suites.hopper_validation.bundle analyse DIR OUT         # host: decode + compare
 
-``execute`` imports nothing but numpy, CuPy and ``mmacts.backends.cuda_runtime``; ``build`` and
-``analyse`` run the driver's real ``launch`` with a recording / replaying module, so the GPU
-outputs go through exactly the code the ``cuda`` backend runs.
+``execute`` runs nothing but numpy, CuPy and ``mmacts.backends.cuda_runtime`` (no ptxas, no PTX
+generation: it launches the cubins ``build`` saved); ``build`` and ``analyse`` run the driver's real
+``launch`` with a recording / replaying module, so the GPU outputs go through exactly the code the
+``cuda`` backend runs. Every import is at module level: the GPU host has the checkout and the project's
+dependencies (the ``cuda`` backend runs this driver there), and CuPy itself is imported by
+``cuda_runtime`` only when a launch needs it, so this module imports on a machine without a GPU or CuPy.
 """
 
 from __future__ import annotations
@@ -14,15 +17,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from mmacts.backends import cuda_runtime as cr
+from mmacts.compare.compare import compare
+from mmacts.toolchain.assemble import assemble
+from mmacts.toolchain.sass import sass
+from suites.hopper_validation.driver import DRIVER
 
 
 def build(path: str, level: str) -> None:
-    from mmacts.backends.cuda_runtime import RecordingModule, save_bundle
-    from mmacts.toolchain.assemble import assemble
-    from mmacts.toolchain.sass import sass
-    from suites.hopper_validation.driver import DRIVER
-
     os.makedirs(path, exist_ok=True)
     groups: dict[tuple, list] = defaultdict(list)
     for c in DRIVER.cases(level):
@@ -33,9 +39,9 @@ def build(path: str, level: str) -> None:
         res = assemble(ptx, "sm_90a")
         if not res.ok:
             raise SystemExit(f"ptxas refused {cases[0].case_id}: {res.first_error_line}")
-        rec = RecordingModule(res.cubin)
+        rec = cr.RecordingModule(res.cubin)
         DRIVER.launch(cases, [DRIVER.make_inputs(c) for c in cases], rec)
-        entry = save_bundle(path, f"m{i:02d}", rec)
+        entry = cr.save_bundle(path, f"m{i:02d}", rec)
         entry["cases"] = [c.case_id for c in cases]
         entry["sass"] = sass(res.cubin).summary()
         manifest.append(entry)
@@ -45,10 +51,6 @@ def build(path: str, level: str) -> None:
 
 
 def execute(path: str, out: str) -> None:
-    import numpy as np
-
-    from mmacts.backends import cuda_runtime as cr
-
     info = cr.probe()
     print("device:", info, flush=True)
     with open(os.path.join(path, "manifest.json")) as fh:
@@ -67,12 +69,6 @@ def execute(path: str, out: str) -> None:
 
 
 def analyse(path: str, out: str) -> list[dict]:
-    import numpy as np
-
-    from mmacts.backends.cuda_runtime import LaunchOutcome, RecordingModule
-    from mmacts.compare.compare import compare
-    from suites.hopper_validation.driver import DRIVER
-
     with open(os.path.join(path, "manifest.json")) as fh:
         manifest = json.load(fh)
     with open(os.path.join(out, "device.json")) as fh:
@@ -84,7 +80,8 @@ def analyse(path: str, out: str) -> list[dict]:
         cases = [by_id[cid] for cid in m["cases"]]
         st = dev["stats"][m["name"]][0]
         replay = {int(k.split("_", 1)[1]): outs[k] for k in outs.files if k.startswith(m["name"] + "_")}
-        rec = RecordingModule(b"", replay=replay, status=LaunchOutcome(st["status"], st["kernel_us"], st["message"]))
+        outcome = cr.LaunchOutcome(st["status"], st["kernel_us"], st["message"])
+        rec = cr.RecordingModule(b"", replay=replay, status=outcome)
         inputs = [DRIVER.make_inputs(c) for c in cases]
         results = DRIVER.launch(cases, inputs, rec)
         for c, x, r in zip(cases, inputs, results, strict=True):
@@ -100,7 +97,6 @@ def analyse(path: str, out: str) -> list[dict]:
     for r in rows:
         print(f"{r['status']:8s} {r.get('mismatches', '')!s:>5}/{r.get('n', '')!s:<5} {r.get('mode', ''):28s} "
               f"{r['case_id']}  {r.get('first', '') or ''}")
-    from collections import Counter
     print(Counter(r["status"] for r in rows))
     return rows
 

@@ -21,31 +21,41 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
 from mmacts.cases.model import Case
-from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx import mma_sync_kernels as kern
 from reference import formats as ref_formats
+from reference import numeric_model as nm
+from reference import published
+from reference.gemm import all_exact_in_fp32
 from reference.gemm import exact_gemm as ref_exact_gemm
 from reference.mma_sync import fragments as fr
 from reference.mma_sync.model import exact_rne_f32
 from reference.mma_sync.values import decode_elements, element_table, encode_elements
 from suites.hopper_validation import wgmma_layout as wl
+from suites.hopper_validation.fields import (
+    HopperForm,
+    HopperRuntime,
+    MmaSyncForm,
+    MmaSyncRuntime,
+    WgmmaForm,
+    WgmmaRuntime,
+)
 
 SUITE = "hopper_validation"
 ARCH = "sm_90a"
 FP8 = ("e4m3", "e5m2")
 SWIZZLES = ("none", "32B", "64B", "128B")
 WG_N = 64
-WG_KBYTES = 128  # K bytes of the A/B tiles: one 128-B swizzle row, 4 wgmma K-steps
-IMG_BYTES = 16384  # A at 0, B at 8192 (both 1024-aligned)
 PUB_IMG_BYTES = 4096  # published replay: K = 32 (one step), A at 0, B at 2048
 EXACT_VALUES = np.array([0.5, 1.0, 1.5, 2.0])
 HMMA_MODEL = "hmma_fp8_emulation"
 WGMMA_MODEL = "hopper_wgmma_fp8"
 
 
-def _case(cid: str, instruction: str, level: str, form: dict, runtime: dict, recipe: str, seed: int = 0,
-          rows: tuple[str, ...] = ()) -> Case:
+def _case(cid: str, instruction: str, level: str, form: HopperForm, runtime: HopperRuntime, recipe: str,
+          seed: int = 0, rows: tuple[str, ...] = ()) -> Case:
     return Case(case_id=cid, suite=SUITE, instruction=instruction, arch=ARCH, spec_rows=rows, level=level,
                 form=form, runtime=runtime, recipe=recipe, seed=seed)
 
@@ -64,46 +74,43 @@ def enumerate_cases() -> list[Case]:
     out: list[Case] = []
     for a in FP8:
         for b in FP8:
-            form = {"path": "mma_sync", "atype": a, "btype": b, "dtype": "f32"}
+            form = MmaSyncForm(atype=a, btype=b, dtype="f32")
             for s in range(4):
                 lvl = "smoke" if s == 0 else ("standard" if s < 2 else "full")
                 out.append(_case(f"hopper.mma_sync.m16n8k32.f32.{a}x{b}/exact-s{s}", _mma_instr(a, b, "f32"),
-                                 lvl, form, {}, "exact", s))
+                                 lvl, form, MmaSyncRuntime(), "exact", s))
                 out.append(_case(f"hopper.mma_sync.m16n8k32.f32.{a}x{b}/random-s{s}", _mma_instr(a, b, "f32"),
-                                 "standard" if s < 2 else "full", form, {}, "random", s))
-            wform = {"path": "wgmma", "atype": a, "btype": b, "steps": WG_KBYTES // 32, "trans_a": 0,
-                     "trans_b": 0, "img": IMG_BYTES}
+                                 "standard" if s < 2 else "full", form, MmaSyncRuntime(), "random", s))
+            wform = WgmmaForm(atype=a, btype=b)  # the defaults: K-major, WG_KBYTES of K, an IMG_BYTES image
             for sw in SWIZZLES:
-                rt = {"swizzle": sw, "a_major": "K", "b_major": "K"}
+                rt = WgmmaRuntime(swizzle=sw, a_major="K", b_major="K")
                 lvl = "smoke" if (sw == "128B" and a == b == "e4m3") else "standard"
                 out.append(_case(f"hopper.wgmma.m64n{WG_N}k32.f32.{a}x{b}/K-K.{sw}/exact",
                                  _wg_instr(a, b), lvl, wform, rt, "exact", 0))
                 out.append(_case(f"hopper.wgmma.m64n{WG_N}k32.f32.{a}x{b}/K-K.{sw}/random",
-                                 _wg_instr(a, b), "standard", wform, dict(rt, zero_c=1), "random", 1))
+                                 _wg_instr(a, b), "standard", wform, rt.replace(zero_c=1), "random", 1))
     for am in ("K", "MN"):
         for bm in ("K", "MN"):
-            wform = {"path": "wgmma", "atype": "bf16", "btype": "bf16", "steps": WG_KBYTES // 32,
-                     "trans_a": int(am == "MN"), "trans_b": int(bm == "MN"), "img": IMG_BYTES}
+            wform = WgmmaForm(atype="bf16", btype="bf16", trans_a=int(am == "MN"), trans_b=int(bm == "MN"))
             for sw in SWIZZLES:
                 lvl = "smoke" if (sw == "128B" and am == bm == "MN") else "standard"
                 out.append(_case(f"hopper.wgmma.m64n{WG_N}k16.f32.bf16/{am}-{bm}.{sw}/exact",
                                  _wg_instr("bf16", "bf16"), lvl, wform,
-                                 {"swizzle": sw, "a_major": am, "b_major": bm}, "exact", 0))
+                                 WgmmaRuntime(swizzle=sw, a_major=am, b_major=bm), "exact", 0))
     # IEEE infinities through the f16-accumulator path (the VM's per-block NaN/Inf rule, numerics.ieee_nan)
-    sform = {"path": "mma_sync", "atype": SPECIALS_TYPE, "btype": SPECIALS_TYPE, "dtype": "f16"}
+    sform = MmaSyncForm(atype=SPECIALS_TYPE, btype=SPECIALS_TYPE, dtype="f16")
     out.append(_case(f"hopper.mma_sync.m16n8k32.f16.{SPECIALS_TYPE}x{SPECIALS_TYPE}/inf-specials",
                      _mma_instr(SPECIALS_TYPE, SPECIALS_TYPE, "f16"),
-                     "standard", sform, {}, "specials"))
+                     "standard", sform, MmaSyncRuntime(), "specials"))
     # published-data replays (one case = all 5000 vectors)
     for gpu, dt in (("B200", "f32"), ("B200", "f16"), ("H100", "f16"), ("H200", "f16")):
-        form = {"path": "mma_sync", "atype": "e4m3", "btype": "e4m3", "dtype": dt}
+        form = MmaSyncForm(atype="e4m3", btype="e4m3", dtype=dt)
         out.append(_case(f"hopper.published.mma_sync.e4m3.{dt}/{gpu}", _mma_instr("e4m3", "e4m3", dt),
-                         "smoke", form, {"gpu": gpu}, "published"))
-    pform = {"path": "wgmma", "atype": "e4m3", "btype": "e4m3", "steps": 1, "trans_a": 0, "trans_b": 0,
-             "img": PUB_IMG_BYTES}
+                         "smoke", form, MmaSyncRuntime(gpu=gpu), "published"))
+    pform = WgmmaForm(atype="e4m3", btype="e4m3", steps=1, img=PUB_IMG_BYTES)
     for gpu in ("H100", "H200"):
         out.append(_case(f"hopper.published.wgmma.e4m3.f32/{gpu}", _wg_instr("e4m3", "e4m3"), "smoke", pform,
-                         {"gpu": gpu, "swizzle": "32B", "a_major": "K", "b_major": "K"},
+                         WgmmaRuntime(gpu=gpu, swizzle="32B", a_major="K", b_major="K"),
                          "published"))
     return out
 
@@ -130,31 +137,28 @@ def _bf16_values(codes: np.ndarray) -> np.ndarray:
     return (codes.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def _mma_inputs(case: Case) -> dict[str, Any]:
-    f = case.form
+def _mma_inputs(case: Case, f: MmaSyncForm, rt: MmaSyncRuntime) -> dict[str, Any]:
     rng = np.random.default_rng([hash_id(case.case_id), case.seed])
     if case.recipe == "published":
-        from reference import published
-
-        ps = published.load(case.runtime["gpu"])
+        ps = published.load(rt.gpu)
         nvec = ps.a.shape[0]
         w = -(-nvec // 8)
         cv = np.zeros(w * 8)
         cv[:nvec] = ps.c
         C = np.zeros((w, 16, 8))
         C[:, np.arange(8), np.arange(8)] = cv.reshape(w, 8)
-        ops = _published_operands(("mma", f["atype"], f["btype"]), ps, lambda: _published_mma_operands(ps))
-        return dict(_pack_c(f, C), **ops, C=C, nvec=nvec, want_bits=ps.d["fp32" if f["dtype"] == "f32" else "fp16"])
+        ops = _published_operands(("mma", f.atype, f.btype), ps, lambda: _published_mma_operands(ps))
+        return dict(_pack_c(f, C), **ops, C=C, nvec=nvec, want_bits=ps.d["fp32" if f.dtype == "f32" else "fp16"])
     if case.recipe == "specials":
         a_codes, b_codes, C = _special_operands()
         return _pack_mma(f, a_codes, b_codes, C)
     if case.recipe == "exact":
         A, B = _exact_values(rng, (1, 16, 32)), _exact_values(rng, (1, 32, 8))
         C = rng.integers(-64, 65, size=(1, 16, 8)) * 0.25
-        a_codes, b_codes = encode_elements(A, f["atype"]), encode_elements(B, f["btype"])
+        a_codes, b_codes = encode_elements(A, f.atype), encode_elements(B, f.btype)
     else:
-        a_codes = _random_codes(rng, f["atype"], (1, 16, 32))
-        b_codes = _random_codes(rng, f["btype"], (1, 32, 8))
+        a_codes = _random_codes(rng, f.atype, (1, 16, 32))
+        b_codes = _random_codes(rng, f.btype, (1, 32, 8))
         C = rng.standard_normal((1, 16, 8)).astype(np.float32).astype(np.float64)
     return _pack_mma(f, a_codes, b_codes, C)
 
@@ -199,8 +203,8 @@ def _specials_want(inputs: dict[str, Any]) -> np.ndarray:
     return want.astype(np.float32)
 
 
-def _pack_c(f: dict, C: np.ndarray) -> dict[str, Any]:
-    if f["dtype"] == "f32":
+def _pack_c(f: MmaSyncForm, C: np.ndarray) -> dict[str, Any]:
+    if f.dtype == "f32":
         return {"kind": "mma", "c": fr.encode_f32(C.astype(np.float32))}
     return {"kind": "mma", "c": fr.encode_f16(C.astype(np.float16))}  # RNE, as the published kernel converts c
 
@@ -210,7 +214,7 @@ def _pack_ab(a_codes: np.ndarray, b_codes: np.ndarray) -> dict[str, Any]:
                 a_codes=a_codes, b_codes=b_codes)
 
 
-def _pack_mma(f: dict, a_codes: np.ndarray, b_codes: np.ndarray, C: np.ndarray, **extra: Any) -> dict[str, Any]:
+def _pack_mma(f: MmaSyncForm, a_codes: np.ndarray, b_codes: np.ndarray, C: np.ndarray, **extra: Any) -> dict[str, Any]:
     return dict(_pack_c(f, C), **_pack_ab(a_codes, b_codes), C=C, **extra)
 
 
@@ -254,20 +258,17 @@ def hash_id(text: str) -> int:
     return h
 
 
-def _wg_inputs(case: Case) -> dict[str, Any]:
-    f, rt = case.form, case.runtime
+def _wg_inputs(case: Case, f: WgmmaForm, rt: WgmmaRuntime) -> dict[str, Any]:
     rng = np.random.default_rng([hash_id(case.case_id), case.seed])
-    bf16 = f["atype"] == "bf16"
+    bf16 = f.atype == "bf16"
     eb = 2 if bf16 else 1
-    steps = f["steps"]
+    steps = f.steps
     k = steps * 32 // eb
     k_step = 32 // eb
-    img = f["img"]
+    img = f.img
     want_bits = None
     if case.recipe == "published":
-        from reference import published
-
-        ps = published.load(rt["gpu"])
+        ps = published.load(rt.gpu)
         nvec = ps.a.shape[0]
         w = -(-nvec // 64)
         av = np.zeros((w * 64, 32))
@@ -283,24 +284,24 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
         C = rng.integers(-64, 65, size=(1, 64, WG_N)) * 0.25
     else:
         w, nvec = 1, None
-        A = decode_elements(_random_codes(rng, f["atype"], (1, 64, k)), f["atype"])
-        Bt = decode_elements(_random_codes(rng, f["btype"], (1, WG_N, k)), f["btype"])
+        A = decode_elements(_random_codes(rng, f.atype, (1, 64, k)), f.atype)
+        Bt = decode_elements(_random_codes(rng, f.btype, (1, WG_N, k)), f.btype)
         # C = 0 (accumulated with scale-d = 1): the regime the published H100/H200 data and the
         # hopper_wgmma_fp8 model were validated in
-        C = np.zeros((1, 64, WG_N)) if rt.get("zero_c") else \
+        C = np.zeros((1, 64, WG_N)) if rt.zero_c else \
             rng.standard_normal((1, 64, WG_N)).astype(np.float32).astype(np.float64)
     def operands() -> dict[str, Any]:
         if bf16:
             a_codes, b_codes = _bf16_codes(A), _bf16_codes(Bt)
         else:
-            a_codes, b_codes = encode_elements(A, f["atype"]), encode_elements(Bt, f["btype"])
+            a_codes, b_codes = encode_elements(A, f.atype), encode_elements(Bt, f.btype)
         imgs = np.zeros((w, img), dtype=np.uint8)
         descs = np.zeros((w, steps, 2), dtype=np.uint64)
         b_base = img // 2
         for i in range(w):  # per warpgroup image (w > 1 only for the 5000-vector replay)
-            opa = wl.place_operand(a_codes[i], major=rt["a_major"], swizzle=rt["swizzle"], elem_bytes=eb,
+            opa = wl.place_operand(a_codes[i], major=rt.a_major, swizzle=rt.swizzle, elem_bytes=eb,
                                    base=0, k_step=k_step, smem_size=img)
-            opb = wl.place_operand(b_codes[i], major=rt["b_major"], swizzle=rt["swizzle"], elem_bytes=eb,
+            opb = wl.place_operand(b_codes[i], major=rt.b_major, swizzle=rt.swizzle, elem_bytes=eb,
                                    base=b_base, k_step=k_step, smem_size=img)
             imgs[i] = opa.smem
             imgs[i, b_base:] = opb.smem[b_base:]
@@ -309,7 +310,7 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
         return dict(img=imgs, desc=descs, a_codes=a_codes, b_codes=b_codes)
 
     if case.recipe == "published":
-        ops = _published_operands(("wgmma", f["atype"], f["btype"], rt["a_major"], rt["b_major"], rt["swizzle"],
+        ops = _published_operands(("wgmma", f.atype, f.btype, rt.a_major, rt.b_major, rt.swizzle,
                                    img, steps), ps, operands)
     else:
         ops = operands()
@@ -319,8 +320,15 @@ def _wg_inputs(case: Case) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------ driver
 
-class HopperDriver:
-    """Implements :class:`mmacts.core.driver.Driver` for the Hopper validation suite."""
+class HopperDriver(Driver):
+    """The Hopper validation suite's :class:`~mmacts.core.driver.Driver`.
+
+    Overrides (every other hook keeps the base class's default): the three every suite writes
+    (:meth:`cases`, :meth:`module_ptx`, :meth:`device_supported`), the four of a suite that runs kernels
+    (:meth:`make_inputs`, :meth:`expected`, :meth:`run_record_model`, :meth:`launch`), and two optional ones:
+    :meth:`vm_reason` (every case runs on the VM) and :meth:`worth_caching`. Its own helpers are private
+    (``_finish_*``): ``test_driver.test_the_driver_is_a_driver_and_every_public_method_is_a_hook`` keeps a
+    misspelt hook from becoming a method nobody calls while the default runs in its place."""
 
     suite = SUITE
 
@@ -332,13 +340,16 @@ class HopperDriver:
 
     def module_ptx(self, case: Case) -> str:
         f = case.form
-        if f["path"] == "mma_sync":
-            return kern.mma_sync_fp8_module(f["atype"], f["btype"], dtype=f["dtype"], arch=ARCH)
-        return kern.wgmma_module(f["atype"], WG_N, f["btype"], steps=f["steps"], img_bytes=f["img"],
-                                 trans_a=f["trans_a"], trans_b=f["trans_b"], arch=ARCH)
+        if isinstance(f, MmaSyncForm):
+            return kern.mma_sync_fp8_module(f.atype, f.btype, dtype=f.dtype, arch=ARCH)
+        return kern.wgmma_module(f.atype, WG_N, f.btype, steps=f.steps, img_bytes=f.img,
+                                 trans_a=f.trans_a, trans_b=f.trans_b, arch=ARCH)
 
     def make_inputs(self, case: Case) -> dict[str, Any]:
-        return _mma_inputs(case) if case.form["path"] == "mma_sync" else _wg_inputs(case)
+        f = case.form
+        if isinstance(f, MmaSyncForm):
+            return _mma_inputs(case, f, case.runtime)
+        return _wg_inputs(case, f, case.runtime)
 
     # -- answers -------------------------------------------------------------------------------
     def expected(self, case: Case, inputs: dict[str, Any]) -> Expectation:
@@ -346,24 +357,24 @@ class HopperDriver:
         if case.recipe == "published":
             bits = inputs["want_bits"].astype(np.uint32)
             return Expectation(bits.view(np.float32), "exact",
-                               note=f"published {case.runtime['gpu']} file, {len(bits)} vectors, bit for bit")
+                               note=f"published {case.runtime.gpu} file, {len(bits)} vectors, bit for bit")
         if case.recipe == "exact":
             return Expectation(_exact_want(f, inputs), "exact", note="exact by construction (reference.gemm)")
         if case.recipe == "specials":
             return Expectation(_specials_want(inputs), "exact",
                                note="IEEE infinities in A and C, finite data exact in f16 (reference.gemm)")
         if inputs["kind"] == "mma":
-            A = decode_elements(inputs["a_codes"], f["atype"])
-            B = decode_elements(inputs["b_codes"], f["btype"])
+            A = decode_elements(inputs["a_codes"], f.atype)
+            B = decode_elements(inputs["b_codes"], f.btype)
             C = inputs["C"]
         else:
             A, B, C = inputs["A"], inputs["B"], inputs["C"]
         model = HMMA_MODEL if inputs["kind"] == "mma" else WGMMA_MODEL
-        want = _model_d(model, A, B, C, f["atype"], f["btype"], "fp32")[0]
+        want = _model_d(model, A, B, C, f.atype, f.btype, "fp32")[0]
         if inputs["kind"] == "mma":
             return Expectation(want, f"model:{model}", note=f"numeric model {model}")
         return Expectation(want, "observe",
-                           note=f"numeric model {model} over {f['steps']} chained wgmma K-steps (hypothesis)")
+                           note=f"numeric model {model} over {f.steps} chained wgmma K-steps (hypothesis)")
 
     def worth_caching(self, case: Case) -> bool:
         """The answer cache keeps the model's and the exact GEMM's answers; a published replay's answer
@@ -381,23 +392,23 @@ class HopperDriver:
         if inputs["kind"] == "mma":
             a_codes = fr.decode(inputs["a"], fr.a_layout(32), 8)
             b_codes = fr.decode(inputs["b"], fr.b_layout(32), 8)
-            A, B = decode_elements(a_codes, f["atype"]), decode_elements(b_codes, f["btype"])
-            if f["dtype"] == "f32":
+            A, B = decode_elements(a_codes, f.atype), decode_elements(b_codes, f.btype)
+            if f.dtype == "f32":
                 C = fr.decode_f32(inputs["c"]).astype(np.float64)
             else:
                 C = fr.decode_f16(inputs["c"]).astype(np.float64)
-            out = "fp32" if f["dtype"] == "f32" else "fp16"
+            out = "fp32" if f.dtype == "f32" else "fp16"
             if case.recipe == "exact":
                 D = exact_rne_f32(A, B, C)
             else:
-                D = _model_d(HMMA_MODEL, A, B, C, f["atype"], f["btype"], out)
+                D = _model_d(HMMA_MODEL, A, B, C, f.atype, f.btype, out)
             return LaunchResult(self._finish_mma(case, inputs, D.astype(np.float32)))
         A, B = _read_wg_operands(f, case.runtime, inputs)
         C = inputs["C"]
         if case.recipe == "exact":
             D = exact_rne_f32(A, B, C)
         else:
-            D = _model_d(WGMMA_MODEL, A, B, C, f["atype"], f["btype"], "fp32")
+            D = _model_d(WGMMA_MODEL, A, B, C, f.atype, f.btype, "fp32")
         return LaunchResult(self._finish_wg(case, inputs, D.astype(np.float32)))
 
     def _finish_mma(self, case: Case, inputs: dict[str, Any], D: np.ndarray) -> np.ndarray:
@@ -412,8 +423,6 @@ class HopperDriver:
         return D[0]
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
-        from mmacts.backends import cuda_runtime as cr
-
         mod = cr.as_module(module)
         rt = mod.rt
         kind = inputs[0]["kind"]
@@ -446,7 +455,7 @@ class HopperDriver:
             chunk = host[pos:pos + n]
             pos += n
             if kind == "mma":
-                if case.form["dtype"] == "f32":
+                if case.form.dtype == "f32":
                     D = fr.decode_f32(chunk)
                 else:
                     D = fr.decode_f16(chunk).astype(np.float32)
@@ -463,7 +472,7 @@ class HopperDriver:
                 f"{compute_capability[1]}")
 
 
-def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
+def _exact_want(f: HopperForm, inputs: dict[str, Any]) -> np.ndarray:
     """The exact answer of an ``exact`` case, independent of the model path.
 
     Why not ``exact_rne_f32`` + ``values.decode_elements``: ``run_record_model`` uses those, so a
@@ -471,42 +480,37 @@ def _exact_want(f: dict, inputs: dict[str, Any]) -> np.ndarray:
     and summed by ``reference.gemm.exact_gemm``; the data must also pass
     ``is_exact_in_fp32(window_bits=14)`` (exact even for Hopper's 13-fraction-bit fp8
     accumulators), or the case is not exact by construction and this raises."""
-    from reference import formats as F
-    from reference.gemm import all_exact_in_fp32, exact_gemm
-
     if inputs["kind"] == "mma":
-        A = F.decode(f["atype"], inputs["a_codes"][0])
-        B = F.decode(f["btype"], inputs["b_codes"][0])
+        A = ref_formats.decode(f.atype, inputs["a_codes"][0])
+        B = ref_formats.decode(f.btype, inputs["b_codes"][0])
     else:
         A, B = inputs["A"][0], inputs["B"][0]
     C = np.asarray(inputs["C"][0], dtype=np.float64)
     if not all_exact_in_fp32(A, B, C, window_bits=14):
         raise AssertionError("hopper exact recipe produced data that is not exact by construction")
-    return exact_gemm(A, B, C).astype(np.float32)
+    return ref_exact_gemm(A, B, C).astype(np.float32)
 
 
-def _read_wg_operands(f: dict, rt: dict, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def _read_wg_operands(f: WgmmaForm, rt: WgmmaRuntime, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Read A (M x K) and B (K x N) back from each image through its descriptors (model side)."""
-    bf16 = f["atype"] == "bf16"
+    bf16 = f.atype == "bf16"
     eb = 2 if bf16 else 1
     k_step = 32 // eb
     As, Bs = [], []
     for img, descs in zip(inputs["img"], inputs["desc"], strict=True):
-        a = np.concatenate([wl.read_operand(img, int(dw[0]), 64, k_step, rt["a_major"], eb) for dw in descs], axis=1)
-        b = np.concatenate([wl.read_operand(img, int(dw[1]), WG_N, k_step, rt["b_major"], eb) for dw in descs],
+        a = np.concatenate([wl.read_operand(img, int(dw[0]), 64, k_step, rt.a_major, eb) for dw in descs], axis=1)
+        b = np.concatenate([wl.read_operand(img, int(dw[1]), WG_N, k_step, rt.b_major, eb) for dw in descs],
                            axis=1)
         As.append(a)
         Bs.append(b.T)
     A, B = np.stack(As), np.stack(Bs)
     if bf16:
         return _bf16_values(A), _bf16_values(B)
-    return decode_elements(A, f["atype"]), decode_elements(B, f["btype"])
+    return decode_elements(A, f.atype), decode_elements(B, f.btype)
 
 
 def _model_d(model: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, at: str, bt: str, out: str) -> np.ndarray:
     """D [..., M, N] from the numeric model, one dot product per output element."""
-    from reference import numeric_model as nm
-
     m, k = A.shape[-2:]
     n = B.shape[-1]
     lead = A.shape[:-2]

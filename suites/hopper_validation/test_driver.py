@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mmacts.core.driver import Driver, as_driver
 from suites.hopper_validation import driver as D
+from suites.hopper_validation.fields import MmaSyncForm, MmaSyncRuntime, WgmmaForm, WgmmaRuntime
 
 EXACT_IDS = (
     "hopper.mma_sync.m16n8k32.f32.e4m3xe5m2/exact-s0",
@@ -83,3 +85,24 @@ def test_inf_specials_want_has_the_designed_nans_and_infinities():
     w = want.want
     assert np.isnan(w[[0, 1, 2, 4]]).all() and np.isposinf(w[3]).all() and np.isneginf(w[5]).all()
     assert np.isfinite(w[6:]).all() and np.array_equal(w[6:].astype(np.float16).astype(np.float32), w[6:])
+
+
+def test_the_driver_is_a_driver_and_every_public_method_is_a_hook():
+    """The driver derives from ``Driver`` (``as_driver`` hands it back as it is, no view probing its hooks) and
+    writes no public method the base class does not declare: a misspelt hook (``worth_cachng``) would be a
+    method nobody calls while the default ran in its place -- what an ``@override`` check catches."""
+    assert isinstance(D.DRIVER, Driver) and as_driver(D.DRIVER) is D.DRIVER
+    own = {n for n, v in vars(D.HopperDriver).items() if callable(v) and not n.startswith("_")}
+    assert own <= set(dir(Driver)), sorted(own - set(dir(Driver)))
+    assert {"cases", "module_ptx", "device_supported", "make_inputs", "expected", "run_record_model", "launch",
+            "vm_reason", "worth_caching"} <= own
+
+
+def test_every_case_holds_the_typed_records_of_its_path():
+    """mma.sync cases hold the mma.sync records, wgmma cases the wgmma ones; the ``path`` field (part of the
+    module key) agrees with the record, and a record refuses a path that is not its own."""
+    for c in D.DRIVER.cases("full"):
+        want = (MmaSyncForm, MmaSyncRuntime) if c.form.path == "mma_sync" else (WgmmaForm, WgmmaRuntime)
+        assert (type(c.form), type(c.runtime)) == want, c.case_id
+    with pytest.raises(ValueError, match="WgmmaForm is the wgmma path"):
+        WgmmaForm(path="mma_sync")
