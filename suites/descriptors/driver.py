@@ -34,8 +34,9 @@ from mmacts.cases.model import Case
 from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx.compile_forms import build_module, instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target
+from suites.compile.fields import TcMmaForm
 from suites.descriptors import checks as C
-from suites.descriptors.fields import CarrierForm, CheckRuntime
+from suites.descriptors.fields import CheckRuntime
 
 SUITE = "descriptors"
 NO_KERNEL = ("descriptor known-answer check: needs a kernel that makes the tensor core read this descriptor and "
@@ -45,15 +46,18 @@ TCGEN05_PTX = "8.6"
 ARCH_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3)}
 
 
-def carrier_form(carrier: str) -> CarrierForm:
-    """The tcgen05.mma form whose operand is the descriptor a check decodes."""
+def carrier_form(carrier: str) -> TcMmaForm:
+    """The tcgen05.mma form whose operand is the descriptor a check decodes: kind::f16, cta_group::1, A from
+    shared memory, no block scale, except what the carrier changes (the idesc's kind; .ws, A in tensor
+    memory and the zero-column mask for the zero-column-mask descriptor)."""
+    smem = TcMmaForm(op="tcgen05.mma", kind="f16", cta_group=1)
     if carrier.startswith("idesc:"):
-        return CarrierForm(kind=carrier.split(":", 1)[1])
+        return smem.replace(kind=carrier.split(":", 1)[1])
     if carrier == "zcm":
-        return CarrierForm(ws=True, a_tmem=True, zcm=True)
+        return smem.replace(ws=True, a_tmem=True, zcm=True)
     if carrier != "smem":
         raise ValueError(f"unknown carrier {carrier!r}")
-    return CarrierForm()
+    return smem
 
 
 @functools.cache

@@ -13,22 +13,27 @@ from mmacts.core.fields import Fields
 
 
 @dataclass(frozen=True)
-class E4M3ProbeForm(Fields):
-    """An E4M3 probe path: ``path`` names instruction family and target (``mma_sync.sm_90a``), one module per
-    path; the operand and output types are the same on every path."""
+class ProbePathForm(Fields):
+    """What every probe form has: the name of the instruction path it runs on (one module per path)."""
 
     path: str = ""
+
+
+@dataclass(frozen=True)
+class E4M3ProbeForm(ProbePathForm):
+    """An E4M3 probe path: ``path`` names instruction family and target (``mma_sync.sm_90a``); the operand and
+    output types are the same on every path."""
+
     atype: str = "e4m3"
     btype: str = "e4m3"
     out: str = "fp32"
 
 
 @dataclass(frozen=True)
-class BlockScaleProbeForm(Fields):
+class BlockScaleProbeForm(ProbePathForm):
     """A block-scale probe path (``suites.probes.blockscale_paths.BS_PATHS``): its name and the block-scaled form
     it runs (family ``mma_sync`` or ``tcgen05``, kind, scale_vec, scale and element types)."""
 
-    path: str = ""
     family: str = "mma_sync"
     kind: str = "mxf8f6f4"
     scale_vec: str = "1X"
