@@ -7,12 +7,18 @@ model) and not-supported (cuda backend on a machine without a GPU).
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.fields import Fields
 
 TRIVIAL_PTX = """.version 8.0
 .target sm_90
@@ -24,6 +30,18 @@ TRIVIAL_PTX = """.version 8.0
 """
 
 
+@dataclass(frozen=True)
+class FakeRuntime(Fields):
+    """The one run-time field of a fake or faulty case: its behaviour (``good``, ``bad``, ``boom``,
+    ``sleep=0.2``, ...; see :class:`FakeDriver` and :class:`FaultyDriver`)."""
+
+    name: str = "good"
+
+
+def _behaviour(case: Case) -> str:
+    return cast(FakeRuntime, case.runtime).name
+
+
 class FakeDriver:
     """Known-answer driver: case ``bad`` returns one wrong element, ``boom`` raises."""
 
@@ -32,7 +50,7 @@ class FakeDriver:
     def cases(self, level: str) -> list[Case]:
         mk = lambda name, lvl="smoke": Case(  # noqa: E731
             case_id=f"fake.{name}", suite="fake", instruction="fake.op", arch="sm_90",
-            spec_rows=("T36.1",), level=lvl, runtime={"name": name})
+            spec_rows=("T36.1",), level=lvl, runtime=FakeRuntime(name))
         return [mk("good"), mk("bad"), mk("boom"), mk("big", "standard")]
 
     def module_ptx(self, case: Case) -> str:
@@ -45,7 +63,7 @@ class FakeDriver:
         return Expectation(inputs * 2)
 
     def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
-        name = case.runtime["name"]
+        name = _behaviour(case)
         if name == "boom":
             raise ValueError("model exploded on purpose")
         got = inputs * 2
@@ -82,19 +100,13 @@ class FaultyDriver(FakeDriver):
     suite = "faulty"
 
     def cases(self, level: str) -> list[Case]:
-        import os
-
         names = os.environ.get(FAULTY_CASES_ENV, "good,sleep=0.2,good").split(",")
         return [Case(case_id=f"faulty.{i:02d}.{n.replace('=', '_')}", suite="faulty", instruction="fake.op",
-                     arch="sm_90", spec_rows=("T36.1",), level="smoke", runtime={"name": n})
+                     arch="sm_90", spec_rows=("T36.1",), level="smoke", runtime=FakeRuntime(n))
                 for i, n in enumerate(x.strip() for x in names if x.strip())]
 
     def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
-        import os
-        import signal
-        import time
-
-        kind, _, arg = case.runtime["name"].partition("=")
+        kind, _, arg = _behaviour(case).partition("=")
         if kind == "sleep":
             time.sleep(float(arg))
         elif kind == "slow":
@@ -113,8 +125,6 @@ class FaultyDriver(FakeDriver):
         elif kind == "bad":
             return LaunchResult(inputs * 2 + 1)
         elif kind == "flaky":  # wrong on the first run of the case only (state in MMACTS_FAKE_STATE_DIR)
-            from pathlib import Path
-
             marker = Path(os.environ["MMACTS_FAKE_STATE_DIR"]) / case.case_id.replace("/", "_")
             if not marker.exists():
                 marker.write_text("ran")

@@ -22,6 +22,7 @@ from mmacts.cases.model import Case
 from mmacts.ptx.compile_forms import instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target, version_key
 from suites.compile import spaces as S
+from suites.compile.fields import compile_form
 
 SUITE = "compile"
 
@@ -568,6 +569,6 @@ def build_cases() -> list[Case]:
         out.append(Case(
             case_id=case_id(d.form, d.arch, d.expect), suite=SUITE,
             instruction=_instruction_label(d.form, d.arch), arch=d.arch, spec_rows=d.rows, level=d.level,
-            form=form, expect=d.expect, xfail=d.xfail,
+            form=compile_form(form), expect=d.expect, xfail=d.xfail,
         ))
     return out

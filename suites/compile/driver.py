@@ -8,11 +8,13 @@ generic compile backend assembles :meth:`CompileDriver.module_ptx` and judges it
 from __future__ import annotations
 
 import functools
+from typing import cast
 
 from mmacts.cases.model import Case
 from mmacts.core.driver import Driver
 from mmacts.ptx.compile_forms import build_module
 from suites.compile.cases import SUITE, build_cases
+from suites.compile.fields import CompileForm
 
 
 @functools.cache
@@ -32,7 +34,7 @@ class CompileDriver(Driver):
 
     def module_ptx(self, case: Case) -> str:
         """The complete module for ``case`` (its form, target and PTX ISA version)."""
-        return build_module(case.form, case.arch, case.form.get("ptx_version"))
+        return build_module(case.form, case.arch, cast(CompileForm, case.form).ptx_version)
 
     def device_supported(self, compute_capability: tuple[int, int]) -> str | None:
         return "compile-only suite: runs under --backend compile"

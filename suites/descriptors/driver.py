@@ -26,7 +26,7 @@ swizzle row only; Table 45's Skip/Use Span descriptions contradict its examples 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,7 +34,9 @@ from mmacts.cases.model import Case
 from mmacts.core.driver import Driver, Expectation, LaunchResult
 from mmacts.ptx.compile_forms import build_module, instruction_text
 from mmacts.ptx.module import max_version, min_ptx_for_target
+from suites.compile.fields import TcMmaForm
 from suites.descriptors import checks as C
+from suites.descriptors.fields import CheckRuntime
 
 SUITE = "descriptors"
 NO_KERNEL = ("descriptor known-answer check: needs a kernel that makes the tensor core read this descriptor and "
@@ -44,17 +46,18 @@ TCGEN05_PTX = "8.6"
 ARCH_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3)}
 
 
-def carrier_form(carrier: str) -> dict[str, Any]:
-    """The tcgen05.mma form whose operand is the descriptor a check decodes."""
-    f: dict[str, Any] = {"op": "tcgen05.mma", "kind": "f16", "cta_group": 1, "ws": False, "sparse": False,
-                         "block_scale": False, "scale_vec": None}
+def carrier_form(carrier: str) -> TcMmaForm:
+    """The tcgen05.mma form whose operand is the descriptor a check decodes: kind::f16, cta_group::1, A from
+    shared memory, no block scale, except what the carrier changes (the idesc's kind; .ws, A in tensor
+    memory and the zero-column mask for the zero-column-mask descriptor)."""
+    smem = TcMmaForm(op="tcgen05.mma", kind="f16", cta_group=1)
     if carrier.startswith("idesc:"):
-        f["kind"] = carrier.split(":", 1)[1]
-    elif carrier == "zcm":
-        f.update(ws=True, a_tmem=True, zcm=True)
-    elif carrier != "smem":
+        return smem.replace(kind=carrier.split(":", 1)[1])
+    if carrier == "zcm":
+        return smem.replace(ws=True, a_tmem=True, zcm=True)
+    if carrier != "smem":
         raise ValueError(f"unknown carrier {carrier!r}")
-    return f
+    return smem
 
 
 @functools.cache
@@ -67,10 +70,14 @@ def _instruction(carrier: str, arch: str) -> str:
     return instruction_text(carrier_form(carrier), arch)
 
 
+def _check(case: Case) -> C.Check:
+    return _checks()[cast(CheckRuntime, case.runtime).check]
+
+
 def _case(chk: C.Check) -> Case:
     return Case(case_id=f"{SUITE}.{chk.name}", suite=SUITE, instruction=_instruction(chk.carrier, chk.arch),
                 arch=chk.arch, spec_rows=chk.rows, level=chk.level, form=carrier_form(chk.carrier),
-                runtime={"check": chk.name}, recipe="known-answer", xfail=chk.xfail)
+                runtime=CheckRuntime(check=chk.name), recipe="known-answer", xfail=chk.xfail)
 
 
 class DescriptorsDriver(Driver):
@@ -86,15 +93,15 @@ class DescriptorsDriver(Driver):
         return build_module(dict(case.form), case.arch, max_version(min_ptx_for_target(case.arch), TCGEN05_PTX))
 
     def make_inputs(self, case: Case) -> dict[str, Any]:
-        return _checks()[case.runtime["check"]].make()
+        return _check(case).make()
 
     def expected(self, case: Case, inputs: Any) -> Expectation:
-        chk = _checks()[case.runtime["check"]]
+        chk = _check(case)
         return Expectation(want=np.asarray(chk.want(), dtype=np.float64), mode="exact",
                            note=f"known answer from the spec text: {chk.note}")
 
     def run_record_model(self, case: Case, inputs: Any) -> LaunchResult:
-        got = _checks()[case.runtime["check"]].run(inputs)
+        got = _check(case).run(inputs)
         return LaunchResult(got=np.asarray(got, dtype=np.float64), extra={"backend": "model (reference decoders)"})
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:

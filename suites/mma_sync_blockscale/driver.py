@@ -16,13 +16,15 @@ covers all cases of a form, one warp per case.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 import numpy as np
 
 from mmacts.backends import cuda_runtime as cr
 from mmacts.cases.model import Case
 from mmacts.core.driver import Driver, Expectation, LaunchResult
+from mmacts.core.recipe import PROBE, Recipe
 from mmacts.ptx import instructions as ins
 from mmacts.ptx import mma_sync_kernels as kern
 from mmacts.spec import catalog
@@ -33,6 +35,7 @@ from reference.mma_sync import fragments as fr
 from reference.mma_sync import recipes
 from reference.mma_sync import scales as sc
 from reference.mma_sync.model import BlockScaleForm, RegisterImage, execute
+from suites.mma_sync_blockscale.fields import MmaSyncForm, SelectorFields
 
 SUITE = "mma_sync_blockscale"
 ARCH = "sm_120a"
@@ -92,9 +95,8 @@ def enumerate_cases() -> list[Case]:
                    f"{sel.tag()}/exact")
             out.append(Case(case_id=cid, suite=SUITE, instruction=instruction_text(form), arch=ARCH,
                             spec_rows=rows, level=level,
-                            form={"kind": form.kind, "atype": form.atype, "btype": form.btype,
-                                  "stype": form.stype, "scale_vec": sv},
-                            runtime={"bida": sel.bida, "tida": sel.tida, "bidb": sel.bidb, "tidb": sel.tidb},
+                            form=MmaSyncForm(form.kind, form.atype, form.btype, form.stype, sv),
+                            runtime=SelectorFields(sel.bida, sel.tida, sel.bidb, sel.tidb),
                             recipe="exact", seed=fi))
             if combo.stype == "ue4m3" and sel == allsel[-1]:
                 out.append(_nan_scale_case(out[-1]))
@@ -102,6 +104,8 @@ def enumerate_cases() -> list[Case]:
 
 
 UE4M3_NAN = 0x7F
+NAN_SCALE_PROBE = Recipe(PROBE, "ue4m3_nan_scale")
+"""The recipe of the UE4M3 NaN-scale observation cases (:func:`_nan_scale_case`)."""
 NAN_AT = {"sfa": (3, 1), "sfb": (1, 5)}
 """Where the probe ``ue4m3_nan_scale`` puts code 0x7F: SF_A of row 3 block 1, SF_B of block 1 column 5."""
 
@@ -110,15 +114,11 @@ def _nan_scale_case(base: Case) -> Case:
     """The last selector combination of a UE4M3 form again, with the UE4M3 NaN pattern 0x7F as one SF_A and one
     SF_B code by design (issue 26): an observation of AMB-UE4M3-SIGN reading ``nan-7f`` (want: rows/columns of
     those blocks NaN), never a verdict."""
-    from dataclasses import replace
-
-    return replace(base, case_id=base.case_id.rsplit("/", 1)[0] + "/probe:ue4m3_nan_scale", spec_rows=(),
-                   level="standard", recipe="probe:ue4m3_nan_scale")
+    return replace(base, case_id=base.case_id.rsplit("/", 1)[0] + f"/{NAN_SCALE_PROBE}", spec_rows=(),
+                   level="standard", recipe=str(NAN_SCALE_PROBE))
 
 
 def _with_nan_scales(lg: recipes.LogicalCase) -> recipes.LogicalCase:
-    from dataclasses import replace
-
     sfa, sfb = np.array(lg.sfa, copy=True), np.array(lg.sfb, copy=True)
     sfa[NAN_AT["sfa"]] = UE4M3_NAN
     sfb[NAN_AT["sfb"]] = UE4M3_NAN
@@ -126,13 +126,13 @@ def _with_nan_scales(lg: recipes.LogicalCase) -> recipes.LogicalCase:
 
 
 def _form(case: Case) -> BlockScaleForm:
-    f = case.form
-    return BlockScaleForm(f["kind"], f["atype"], f["btype"], f["stype"], f["scale_vec"])
+    f = cast(MmaSyncForm, case.form)
+    return BlockScaleForm(f.kind, f.atype, f.btype, f.stype, f.scale_vec)
 
 
 def _sel(case: Case) -> sc.Selectors:
-    r = case.runtime
-    return sc.Selectors(r["bida"], r["tida"], r["bidb"], r["tidb"])
+    r = cast(SelectorFields, case.runtime)
+    return sc.Selectors(r.bida, r.tida, r.bidb, r.tidb)
 
 
 class BlockScaleDriver(Driver):
@@ -149,14 +149,13 @@ class BlockScaleDriver(Driver):
         return [c for c in self._cases if c.in_level(level)]
 
     def module_ptx(self, case: Case) -> str:
-        f = case.form
-        return kern.mma_sync_blockscale_module(f["kind"], f["atype"], f["btype"], f["stype"], f["scale_vec"],
-                                               arch=ARCH)
+        f = _form(case)
+        return kern.mma_sync_blockscale_module(f.kind, f.atype, f.btype, f.stype, f.scale_vec, arch=ARCH)
 
     def make_inputs(self, case: Case) -> dict[str, Any]:
         form = _form(case)
         logical = recipes.exact_case(form, case.seed)
-        if case.recipe == "probe:ue4m3_nan_scale":
+        if case.parsed_recipe == NAN_SCALE_PROBE:
             logical = _with_nan_scales(logical)
         return {"logical": logical, "regs": recipes.encode_case(form, logical, _sel(case))}
 
@@ -166,7 +165,7 @@ class BlockScaleDriver(Driver):
         form, lg = _form(case), inputs["logical"]
         want = exact_gemm(F.decode(form.atype, lg.a), F.decode(form.btype, lg.b), lg.c.astype(np.float64),
                           scale_a=F.decode(form.stype, lg.sfa), scale_b=F.decode(form.stype, lg.sfb))
-        if case.recipe == "probe:ue4m3_nan_scale":
+        if case.parsed_recipe == NAN_SCALE_PROBE:
             return Expectation(want.astype(np.float32), "observe",
                                note="PROBE ue4m3_nan_scale: UE4M3 code 0x7F as one SF_A and one SF_B (AMB-UE4M3-SIGN, "
                                     "reading nan-7f: those rows and columns of D are NaN)")

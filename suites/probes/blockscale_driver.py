@@ -23,6 +23,7 @@ from suites.probes import blockscale_paths as P
 from suites.probes.blockscale_probes import bs_probe, vectors
 from suites.probes.blockscale_recover import classify, marginal_answer, probes_for, recover_bs
 from suites.probes.blockscale_vectors import stack_bs
+from suites.probes.fields import BlockScaleProbeForm, ProbeRuntime
 from suites.probes.recover import to_bits
 
 SUITE = "probes"
@@ -37,25 +38,25 @@ def cases() -> list[Case]:
     out = []
     for path in P.BS_PATHS.values():
         names = [p.name for p in probes_for(path.form, path.tcgen05)] + [RECOVER]
-        form = {"path": path.name, "family": path.family, "kind": path.form.kind, "scale_vec": path.form.scale_vec,
-                "stype": path.form.stype, "etype": path.form.etype}
+        form = BlockScaleProbeForm(path=path.name, family=path.family, kind=path.form.kind,
+                                   scale_vec=path.form.scale_vec, stype=path.form.stype, etype=path.form.etype)
         for name in names:
             out.append(Case(case_id=case_id(name, path.name), suite=SUITE, instruction=path.instruction(),
                             arch=path.arch, spec_rows=("S9.7.16.10.7",) if path.tcgen05 else (), level="standard",
-                            form=form, runtime={"probe": name}, recipe=f"probe:{name}"))
+                            form=form, runtime=ProbeRuntime(probe=name), recipe=f"probe:{name}"))
     return out
 
 
 def is_blockscale(case: Case) -> bool:
-    return case.form.get("path") in P.BS_PATHS
+    return case.form.path in P.BS_PATHS
 
 
 def path_of(case: Case) -> P.BSPath:
-    return P.BS_PATHS[case.form["path"]]
+    return P.BS_PATHS[case.form.path]
 
 
 def case_vectors(case: Case) -> list:
-    path, name = path_of(case), case.runtime["probe"]
+    path, name = path_of(case), case.runtime.probe
     if name == RECOVER:
         return [v for p in probes_for(path.form, path.tcgen05) for v in vectors(p, path.form)]
     return vectors(bs_probe(name), path.form)
@@ -71,7 +72,7 @@ def planted_values(path_name: str) -> np.ndarray:
 
 
 def _slice(case: Case) -> slice:
-    path, name = path_of(case), case.runtime["probe"]
+    path, name = path_of(case), case.runtime.probe
     if name == RECOVER:
         return slice(0, None)
     start = 0
@@ -111,7 +112,7 @@ def split(path: P.BSPath, values: np.ndarray) -> dict[str, np.ndarray]:
 
 def observation(case: Case, values: np.ndarray) -> dict[str, Any]:
     """The observation JSON object of one case from its measured values."""
-    path, name = path_of(case), case.runtime["probe"]
+    path, name = path_of(case), case.runtime.probe
     if name == RECOVER:
         rec = recover_bs(path.form, split(path, values), tcgen05=path.tcgen05)
         return {"answer": ", ".join(f"{k}={v}" for k, v in rec.features.items()), "features": rec.features,

@@ -63,9 +63,7 @@ class BSPath:
     def instruction(self) -> str:
         f = self.form
         if self.tcgen05:
-            from mmacts.ptx.tcgen05_kernels import KernelForm
-
-            return KernelForm(f.kind, f.scale_vec, arch=self.arch).instruction()
+            return K.KernelForm(f.kind, f.scale_vec, arch=self.arch).instruction()
 
         return instruction_text(BlockScaleForm(f.kind, f.etype, f.etype, f.stype, f.scale_vec))
 

@@ -24,6 +24,7 @@ from mmacts.cases.model import Case
 from mmacts.core.driver import Driver, Expectation, LaunchResult
 from suites.probes import blockscale_driver as BS
 from suites.probes.catalog import PROBES, Probe, probe
+from suites.probes.fields import E4M3ProbeForm, ProbeRuntime
 from suites.probes.hardware import evaluate_on_gpu, module_ptx_for
 from suites.probes.models import PATH_MODELS, reference_evaluator
 from suites.probes.recover import Recovery, marginal_answer, recover, to_bits
@@ -63,7 +64,7 @@ def hypothesis_values(path: str) -> dict[str, np.ndarray]:
 
 
 def _vectors(case: Case) -> list[Vector]:
-    name = case.runtime["probe"]
+    name = case.runtime.probe
     if name == "recover":
         return [v for p in PROBES for v in p.vectors()]
     return probe(name).vectors()
@@ -91,11 +92,11 @@ class ProbesDriver(Driver):
         out = []
         for path, instr in INSTRUCTIONS.items():
             kind, arch = path.split(".")
-            form = {"path": path, "atype": "e4m3", "btype": "e4m3", "out": "fp32"}
+            form = E4M3ProbeForm(path=path, atype="e4m3", btype="e4m3", out="fp32")
             for name in [p.name for p in PROBES] + ["recover"]:
                 out.append(Case(case_id=case_id(name, path), suite=SUITE, instruction=instr, arch=arch,
                                 spec_rows=SPEC_ROWS.get(path, ()), level="smoke" if name == "recover" else "standard",
-                                form=form, runtime={"probe": name}, recipe=f"probe:{name}"))
+                                form=form, runtime=ProbeRuntime(probe=name), recipe=f"probe:{name}"))
         out.extend(BS.cases())
         return [c for c in out if c.in_level(level)]
 
@@ -103,7 +104,7 @@ class ProbesDriver(Driver):
         if BS.is_blockscale(case):
             return BS.module_ptx(case)
 
-        return module_ptx_for(case.form["path"])
+        return module_ptx_for(case.form.path)
 
     def make_inputs(self, case: Case) -> dict[str, Any]:
         if BS.is_blockscale(case):
@@ -115,14 +116,14 @@ class ProbesDriver(Driver):
     def expected(self, case: Case, inputs: dict[str, Any]) -> Expectation:
         if BS.is_blockscale(case):
             return BS.expected(case, inputs)
-        path, name = case.form["path"], case.runtime["probe"]
+        path, name = case.form.path, case.runtime.probe
         hyp = hypothesis_values(path)
         want = np.concatenate([hyp[p.name] for p in PROBES]) if name == "recover" else hyp[name]
         return Expectation(want.astype(np.float32), "observe",
                            note=f"observation; hypothesis for {path}: {PATH_MODELS[path]}")
 
     def _result(self, case: Case, values: np.ndarray, kernel_us: float | None = None) -> LaunchResult:
-        name = case.runtime["probe"]
+        name = case.runtime.probe
         if name == "recover":
             rec: Recovery = recover(_split(values))
             obs = {"answer": summarise(rec.features), "features": rec.features, "direct": rec.direct,
@@ -136,8 +137,8 @@ class ProbesDriver(Driver):
     def vm_reason(self, case: Case) -> str | None:
         """Every probe path's kernel runs on the PTX VM (``--backend model``); the VM's numeric
         model of each path is the device profile's (``mmacts.ptxvm.warpmma.numerics``)."""
-        if not BS.is_blockscale(case) and case.form["path"] not in GPU_PATHS:
-            return f"no kernel for the E4M3 probes on {case.form['path']} (the tcgen05 block-scale probes cover it)"
+        if not BS.is_blockscale(case) and case.form.path not in GPU_PATHS:
+            return f"no kernel for the E4M3 probes on {case.form.path} (the tcgen05 block-scale probes cover it)"
         return None
 
     def vm_profile(self, case: Case) -> dict[str, str]:
@@ -151,13 +152,13 @@ class ProbesDriver(Driver):
     def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         if BS.is_blockscale(case):
             return BS.run_record_model(case, inputs)
-        ev = reference_evaluator(PATH_MODELS[case.form["path"]])
+        ev = reference_evaluator(PATH_MODELS[case.form.path])
         return self._result(case, np.asarray(ev(inputs["a"], inputs["b"], inputs["c"]), dtype=np.float64))
 
     def launch(self, cases: list[Case], inputs: list[Any], module: Any) -> list[LaunchResult]:
         if BS.is_blockscale(cases[0]):
             return BS.launch(cases, inputs, module)
-        path = cases[0].form["path"]
+        path = cases[0].form.path
         if path not in GPU_PATHS:
             return [LaunchResult(None, "skip", None, {"reason": f"no GPU launcher for {path} here"})
                     for _ in cases]
@@ -185,7 +186,7 @@ class ProbesDriver(Driver):
         cc = tuple(compute_capability)
         if BS.is_blockscale(case):
             return BS.path_of(case).supported(cc)  # type: ignore[arg-type]
-        path, have = case.form["path"], f"sm_{cc[0]}{cc[1]}"
+        path, have = case.form.path, f"sm_{cc[0]}{cc[1]}"
         if path.endswith("sm_90a"):
             return None if cc == (9, 0) else f"{path} probe needs sm_90a (compute capability 9.0); this GPU is {have}"
         if path == "mma_sync.sm_120a":

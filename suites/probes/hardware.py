@@ -21,6 +21,7 @@ import numpy as np
 
 from mmacts.backends import cuda_runtime as cr
 from mmacts.ptx import mma_sync_kernels as kern
+from mmacts.ptx import tcgen05_kernels as tk
 from reference.mma_sync import fragments as fr
 from suites.hopper_validation import wgmma_layout as wl
 from suites.probes.vectors import K, Vector, e4m3_codes, stack
@@ -119,8 +120,6 @@ def module_ptx_for(path: str) -> str:
     if kind == "wgmma":
         return kern.wgmma_module("e4m3", WG_N, "e4m3", steps=1, img_bytes=WG_IMG_BYTES, arch=arch)
     if kind == "tcgen05":
-        from mmacts.ptx import tcgen05_kernels as tk
-
         return tk.module_ptx(tk.KernelForm("mxf8f6f4", "1X", arch=arch))
     raise ValueError(f"unknown probe path {path!r}")
 

@@ -16,7 +16,7 @@ commutative atomics share a word; remote accesses end before the cluster barrier
 
 from __future__ import annotations
 
-from mmacts.validation.corpus.kernels import Kernel, bounded_wait, int_slots
+from mmacts.validation.corpus.kernels import Body, Kernel, bounded_wait, int_slots
 
 _DSMEM = """
 mov.u32 %r0, %cluster_ctarank;
@@ -188,8 +188,6 @@ mbarrier.test_wait.parity.shared::cta.b64 %p9, [%r2], 1;
 
 
 def remote_mbarrier(name: str, cluster: tuple[int, int, int], grid: tuple[int, int, int]) -> Kernel:
-    from mmacts.validation.corpus.kernels import Body
-
     b = Body()
     b(_MBAR)
     b.pred_mask(["%p1", "%p4", "%p5", "%p7", "%p8", "%p9"])

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
+
 
 def _filled(shape, dtype):
     import cupy
@@ -29,8 +31,6 @@ def _filled(shape, dtype):
 
 def main(build: str, out: str) -> None:
     import cupy
-
-    from mmacts.backends import cuda_runtime as cr
 
     os.makedirs(out, exist_ok=True)
     info = cr.probe()

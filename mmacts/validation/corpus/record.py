@@ -23,13 +23,15 @@ from pathlib import Path
 
 import numpy as np
 
+from mmacts.backends.cuda_runtime import RecordingModule, save_bundle
+from mmacts.toolchain.assemble import assemble
+from mmacts.toolchain.locate import ptxas_version
 from mmacts.validation.corpus.cluster_kernels import cluster_corpus
 from mmacts.validation.corpus.kernels import Kernel, corpus
+from suites.hopper_validation.driver import DRIVER as HOPPER
 
 
 def build_corpus(path: Path, kernels: list[Kernel] | None = None) -> None:
-    from mmacts.toolchain.assemble import assemble
-
     path.mkdir(parents=True, exist_ok=True)
     entries, inputs = [], {}
     for k in corpus() if kernels is None else kernels:
@@ -52,25 +54,19 @@ def build_corpus(path: Path, kernels: list[Kernel] | None = None) -> None:
 def record_hopper(level: str) -> list[dict]:
     """The hopper_validation launches, grouped by kernel form as ``bundle build`` groups them: per module
     its PTX, cubin (``None`` when ptxas is absent) and the :class:`RecordingModule` that saw its launches."""
-    from mmacts.backends.cuda_runtime import RecordingModule
-    from suites.hopper_validation.driver import DRIVER
-
     groups: dict[tuple, list] = defaultdict(list)
-    for c in DRIVER.cases(level):
+    for c in HOPPER.cases(level):
         groups[c.form_key].append(c)
     mods = []
     for i, (_, cases) in enumerate(sorted(groups.items(), key=lambda kv: kv[1][0].case_id)):
-        ptx = DRIVER.module_ptx(cases[0])
+        ptx = HOPPER.module_ptx(cases[0])
         rec = RecordingModule(b"")
-        DRIVER.launch(cases, [DRIVER.make_inputs(c) for c in cases], rec)
+        HOPPER.launch(cases, [HOPPER.make_inputs(c) for c in cases], rec)
         mods.append({"name": f"m{i:02d}", "cases": [c.case_id for c in cases], "ptx": ptx, "rec": rec})
     return mods
 
 
 def build_hopper(path: Path, level: str) -> None:
-    from mmacts.backends.cuda_runtime import save_bundle
-    from mmacts.toolchain.assemble import assemble
-
     path.mkdir(parents=True, exist_ok=True)
     manifest = []
     for m in record_hopper(level):
@@ -151,8 +147,6 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict | None = Non
                     harr[f"in/{m['name']}.{a['key']}"] = arr
     np.savez_compressed(d / "hopper" / "data.npz", **harr)
     (d / "hopper" / "manifest.json").write_text(json.dumps(hman, indent=1))
-    from mmacts.toolchain.locate import ptxas_version
-
     meta = {k: v for k, v in dev.items() if k not in ("corpus", "hopper")}
     meta.update(ptxas_version=ptxas_version(), git_sha=git_sha(), ptx_version="8.4", arch="sm_90a",
                 corpus_kernels=len(cman["kernels"]), hopper_modules=len(hman["modules"]),

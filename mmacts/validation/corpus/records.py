@@ -18,6 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.ptxvm import load_module as vm_load_module  # the VM under test
+from mmacts.validation.corpus.record import record_hopper
+
 SILICON_ROOT = Path(__file__).resolve().parents[3] / "validation" / "silicon"
 
 
@@ -127,8 +130,6 @@ def corpus_group(record: Path) -> str:
 def regenerate_hopper_inputs(record: Path) -> dict[str, list[dict[str, Any]]]:
     """Today's driver code's launches for the record's level, by module name (what ``build`` records):
     ``{module: [{"entry", "grid", "block", "shared_mem", "args": [(kind, array)]}]}``."""
-    from mmacts.validation.corpus.record import record_hopper
-
     return {m["name"]: [{"entry": la["entry"], "grid": tuple(la["grid"]), "block": tuple(la["block"]),
                          "shared_mem": la["shared_mem"], "cases": m["cases"],
                          "args": [(kind, np.asarray(arr)) for kind, _, arr in la["args"]]}
@@ -158,15 +159,9 @@ def describe_diff(what: str, silicon: np.ndarray, got: np.ndarray, *, per_thread
     return "\n".join(lines)
 
 
-def _vm_loader() -> Callable[..., Any]:
-    from mmacts.ptxvm import load_module  # the VM under test
-
-    return load_module
-
-
 def run_corpus_on_vm(rec: CorpusRecord, load_module: Callable[..., Any] | None = None) -> tuple[Any, np.ndarray]:
     """Run a corpus kernel on the VM: ``(launch result, uint64[threads, n_out] output)``."""
-    mod = (load_module or _vm_loader())(rec.ptx, arch="sm_90a")
+    mod = (load_module or vm_load_module)(rec.ptx, arch="sm_90a")
     d_in = mod.rt.to_device(rec.inputs)
     d_out = mod.rt.empty(rec.silicon.shape, np.uint64)
     res = mod.launch(rec.entry, grid=rec.grid, block=rec.block, args=[d_in, d_out, np.uint32(rec.n)], shared_mem=0)
@@ -175,7 +170,7 @@ def run_corpus_on_vm(rec: CorpusRecord, load_module: Callable[..., Any] | None =
 
 def run_hopper_on_vm(la: HopperLaunch, load_module: Callable[..., Any] | None = None) -> tuple[Any, dict]:
     """Run a hopper_validation launch on the VM: ``(launch result, {out key: array})``."""
-    mod = (load_module or _vm_loader())(la.ptx, arch="sm_90a")
+    mod = (load_module or vm_load_module)(la.ptx, arch="sm_90a")
     args, outs = [], {}
     for kind, key, v in la.args:
         if kind == "out":

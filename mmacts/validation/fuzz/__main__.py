@@ -17,7 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from mmacts.validation.fuzz import record as rec_mod
+from mmacts.validation.fuzz import records as R
+from mmacts.validation.fuzz.generate import kernel
+from mmacts.validation.fuzz.known import KNOWN
+from mmacts.validation.fuzz.vm import run_vm
 
 
 def _die(msg: str) -> None:
@@ -26,8 +32,6 @@ def _die(msg: str) -> None:
 
 
 def _records(path: str | None) -> list:
-    from mmacts.validation.fuzz import records as R
-
     dirs = [Path(path)] if path else R.record_dirs()
     if path and not (Path(path) / "meta.json").is_file():
         _die(f"{path} is not a fuzz record folder (no meta.json)")
@@ -37,10 +41,6 @@ def _records(path: str | None) -> list:
 
 
 def cmd_replay(a: argparse.Namespace) -> int:
-    from mmacts.validation.fuzz import records as R
-    from mmacts.validation.fuzz.known import KNOWN
-    from mmacts.validation.fuzz.vm import run_vm
-
     kernels = _records(a.record)
     if a.kind:
         kernels = [k for k in kernels if k.kind == a.kind]
@@ -75,9 +75,6 @@ def cmd_replay(a: argparse.Namespace) -> int:
 
 
 def cmd_crash(a: argparse.Namespace) -> int:
-    from mmacts.validation.fuzz.generate import kernel
-    from mmacts.validation.fuzz.vm import run_vm
-
     try:
         seeds = rec_mod.parse_seeds(a.seeds)
     except ValueError as exc:
@@ -98,11 +95,6 @@ def cmd_crash(a: argparse.Namespace) -> int:
 
 
 def cmd_show(a: argparse.Namespace) -> int:
-    import numpy as np
-
-    from mmacts.validation.fuzz import records as R
-    from mmacts.validation.fuzz.vm import run_vm
-
     k = next((x for x in _records(a.record) if x.name == a.name), None)
     if k is None:
         _die(f"no kernel {a.name!r} in the record (names look like seed12 or unit340)")

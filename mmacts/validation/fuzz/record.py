@@ -28,8 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
+from mmacts.toolchain.assemble import assemble
+from mmacts.toolchain.locate import ptxas_version
 from mmacts.validation.fuzz.generate import _WIDTH, kernel
 from mmacts.validation.fuzz.inputs import digest
+from mmacts.validation.fuzz.unit import unit_kernels
 
 _CLS_CODE = {"h": "h", "r": "r", "rd": "d", "f": "f", "fd": "g", "p": "p"}
 """One letter per register class in a manifest's ``classes`` string."""
@@ -84,8 +88,6 @@ def ptx_digest(ptx: str) -> str:
 
 def all_kernels(seeds: list[int], unit: bool) -> list:
     """The random kernels of ``seeds``, then (``unit``) every unit kernel."""
-    from mmacts.validation.fuzz.unit import unit_kernels
-
     return [kernel(s) for s in seeds] + (list(unit_kernels()) if unit else [])
 
 
@@ -97,10 +99,6 @@ def launch_args(k, d_in, d_out) -> list:  # noqa: ANN001 -- CuPy or VM arrays
 def device(out_dir: str, seeds: list[int], jobs: int, unit: bool = False) -> None:
     """Generate, assemble and run the kernels on GPU 0; write ``fuzz_out.npz`` and ``device.json``."""
     import cupy
-
-    from mmacts.backends import cuda_runtime as cr
-    from mmacts.toolchain.assemble import assemble
-    from mmacts.toolchain.locate import ptxas_version
 
     os.makedirs(out_dir, exist_ok=True)
     info = cr.probe()
@@ -172,16 +170,12 @@ def device(out_dir: str, seeds: list[int], jobs: int, unit: bool = False) -> Non
 
 def store(out_dir: str, dest: str, extra_meta: dict | None = None) -> None:
     """Write the record folder ``dest`` from a device run's ``out_dir``."""
-    from mmacts.toolchain.locate import ptxas_version
-
     o, d = Path(out_dir), Path(dest)
     dev = json.loads((o / "device.json").read_text())
     outs = np.load(o / "fuzz_out.npz")
     d.mkdir(parents=True, exist_ok=True)
     entries, ptx_parts, blobs = [], [], []
     offset = 0
-    from mmacts.validation.fuzz.unit import unit_kernels
-
     units = {k.name: k for k in unit_kernels()}
     for name, rec in dev["kernels"].items():
         k = units[name] if name.startswith("unit") else kernel(int(name.removeprefix("seed")))

@@ -21,6 +21,7 @@ import numpy as np
 from mmacts.validation.corpus.records import record_dirs as silicon_record_dirs
 from mmacts.validation.fuzz.inputs import digest, kernel_inputs
 from mmacts.validation.fuzz.record import _CLS_CODE, SLOT_BYTES, unpack
+from mmacts.validation.fuzz.unit import unit_kernels
 from mmacts.validation.fuzz.vm import VmRun, run_vm
 
 FUZZ_ROOT = Path(__file__).resolve().parents[3] / "validation" / "fuzz"
@@ -62,8 +63,6 @@ class FuzzRecord:
 
     def inputs(self) -> np.ndarray:
         if self.kind == "unit":
-            from mmacts.validation.fuzz.unit import unit_kernels
-
             x = unit_kernels()[self.number].inputs()
         else:
             x = kernel_inputs(self.number, self.threads)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mmacts.ptxvm.runtime import load_module
 from mmacts.validation.fuzz.generate import THREADS
 
 
@@ -29,8 +30,6 @@ class VmRun:
 def run_vm(ptx: str, inputs: np.ndarray, n_out: int, entry: str = "fz", grid: tuple[int, int, int] = (1, 1, 1),
            block: tuple[int, int, int] = (THREADS, 1, 1), n_param: int | None = None) -> VmRun:
     """Launch ``entry`` over ``grid`` x ``block`` on a fresh VM device, exactly as the GPU ran it."""
-    from mmacts.ptxvm.runtime import load_module
-
     try:
         mod = load_module(ptx, "sm_90a")
     except Exception as exc:  # a module the VM cannot even parse is a VM finding, not a crash here

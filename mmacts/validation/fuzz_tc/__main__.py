@@ -6,9 +6,12 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from mmacts.validation.fuzz_tc import build as B
+from mmacts.validation.fuzz_tc import records as R
+from mmacts.validation.fuzz_tc import refuse
 
 
 def _bad(msg: str) -> int:
@@ -46,8 +49,6 @@ def main(argv: list[str] | None = None) -> int:
         B.build(a.build_dir, a.seeds, a.count)
         return 0
     if a.cmd == "vm" and a.refusals:
-        from mmacts.validation.fuzz_tc import refuse
-
         r = refuse.run_mutations(a.seeds, a.count)
         for f in r["findings"]:
             print(f)
@@ -72,14 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         dev = B.vm_device_run(a.build_dir, a.out_dir)
         print(f"dry run: {len(dev['launches'])} launches on the VM -> {a.out_dir}")
         return 0
-    from mmacts.validation.fuzz_tc import records as R
-
     recs = [Path(a.record)] if a.record else R.record_dirs()
     if not recs or not all((r / "meta.json").is_file() for r in recs):
         return _bad(f"no fuzz-tc record at {a.record or R.FUZZ_ROOT}")
     bad = 0
-    from collections import Counter
-
     for r in recs:
         groups: Counter[str] = Counter()
         failing: Counter[str] = Counter()

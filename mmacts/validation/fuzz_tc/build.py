@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.toolchain.assemble import assemble
 from mmacts.validation.corpus.record import git_sha
 from mmacts.validation.fuzz_tc import gen
+from mmacts.validation.fuzz_tc import records as R
 
 DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_COUNT = 70
@@ -32,8 +34,6 @@ def build(path: str, seeds: list[int], count: int) -> dict[str, Any]:
     """Write ``path/manifest.json``, ``path/inputs.npz`` (``<id>/<key>``), ``path/ptx/<id>.ptx`` and
     ``path/cubin/<id>.cubin`` (ptxas from the nvidia wheels, sm_90a). Raises SystemExit naming the launch
     when ptxas refuses one (a generator bug: every drawn form is valid PTX)."""
-    from mmacts.toolchain.assemble import assemble
-
     root = Path(path)
     (root / "ptx").mkdir(parents=True, exist_ok=True)
     (root / "cubin").mkdir(parents=True, exist_ok=True)
@@ -107,14 +107,12 @@ def store(build_dir: str, out_dir: str, dest: str, extra_meta: dict[str, Any] | 
 def vm_fuzz(seeds: list[int], count: int, verbose: bool = False) -> dict[str, Any]:
     """Run generated launches on the VM (no GPU): count outcomes; a Python exception out of ``launch`` is a
     ``crash`` (a VM bug, issue 22 item 4), named with the launch and the exception."""
-    from mmacts.validation.fuzz_tc.records import run_on_vm
-
     counts: Counter[str] = Counter()
     notes: list[str] = []
     t0 = time.monotonic()
     for la in gen.launches(seeds, count):
         try:
-            res, _ = run_on_vm(la.ptx, la.entry, la.grid, la.block, la.shared_mem, la.args)
+            res, _ = R.run_on_vm(la.ptx, la.entry, la.grid, la.block, la.shared_mem, la.args)
             status, msg = res.status, res.message
         except Exception as exc:  # the fuzz mode exists to find these: report, never stop
             status, msg = "crash", f"{type(exc).__name__}: {exc}"
@@ -138,8 +136,6 @@ def replay_summary(record: Path, groups: Counter[str] | None = None,
                    failing: Counter[str] | None = None) -> tuple[int, list[str]]:
     """Run every launch of a record on the VM; ``(launches, failure messages)``. ``groups``/``failing``
     (when given) count launches and failing launches by :func:`group_of`."""
-    from mmacts.validation.fuzz_tc import records as R
-
     fails = []
     recs = R.recorded_launches(record)
     for rec in recs:
@@ -160,8 +156,6 @@ def replay_summary(record: Path, groups: Counter[str] | None = None,
 def vm_device_run(build_dir: str, out_dir: str) -> dict[str, Any]:
     """``device_run.py`` with the VM standing in for the GPU (same ``OUT`` files, device named as the VM):
     a dry run of the build -> store -> replay chain on a machine without a GPU. Never a silicon record."""
-    from mmacts.validation.fuzz_tc.records import run_on_vm
-
     b, o = Path(build_dir), Path(out_dir)
     o.mkdir(parents=True, exist_ok=True)
     man = json.loads((b / "manifest.json").read_text())
@@ -178,7 +172,7 @@ def vm_device_run(build_dir: str, out_dir: str) -> dict[str, Any]:
                 v = inp[f"{la['id']}/{a['key']}"]
                 args.append((a["kind"], a["key"], v.dtype.type(v) if a["kind"] == "scalar" else v))
         ptx = (b / "ptx" / f"{la['id']}.ptx").read_text()
-        res, got = run_on_vm(ptx, la["entry"], tuple(la["grid"]), tuple(la["block"]), la["shared_mem"], args)
+        res, got = R.run_on_vm(ptx, la["entry"], tuple(la["grid"]), tuple(la["block"]), la["shared_mem"], args)
         dev["launches"][la["id"]] = {"status": res.status, "kernel_us": None, "message": res.message,
                                      "repeat_identical": True}
         if res.status == "ok":

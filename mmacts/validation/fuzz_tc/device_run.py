@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as cr
+
 
 def main(build: str, out: str) -> None:
     import cupy
-
-    from mmacts.backends import cuda_runtime as cr
 
     os.makedirs(out, exist_ok=True)
     info = cr.probe()

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.ptxvm import load_module as vm_load_module  # the VM under test
 from mmacts.validation.corpus.records import record_dirs as silicon_record_dirs
 
 FUZZ_ROOT = Path(__file__).resolve().parents[3] / "validation" / "fuzz-tc"
@@ -122,17 +123,11 @@ def describe_diff(rec: Recorded, key: str, got: np.ndarray, limit: int = 6) -> s
 # ------------------------------------------------------------------------------------------ VM
 
 
-def _vm_loader() -> Callable[..., Any]:
-    from mmacts.ptxvm import load_module  # the VM under test
-
-    return load_module
-
-
 def run_on_vm(ptx: str, entry: str, grid: tuple[int, ...], block: tuple[int, ...], shared_mem: int,
               args: Any, load_module: Callable[..., Any] | None = None) -> tuple[Any, dict[str, np.ndarray]]:
     """Run one launch on the VM: ``(outcome, {out key: array})``. A Python exception out of ``launch`` is
     not caught here: a caller that must survive one (the CPU fuzz mode) catches it and names it."""
-    mod = (load_module or _vm_loader())(ptx, arch="sm_90a")
+    mod = (load_module or vm_load_module)(ptx, arch="sm_90a")
     vargs, outs = [], {}
     for kind, key, v in args:
         if kind == "out":

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.validation.fuzz_tc import gen
+from mmacts.validation.fuzz_tc.records import run_on_vm
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,6 @@ MUTATIONS: tuple[Mutation, ...] = (
 def run_mutations(seeds: list[int], count: int) -> dict[str, Any]:
     """Every mutation on every generated launch of its family: outcome counts per mutation, and the
     findings (a deformed launch the VM ran ``ok``, or a Python exception out of ``launch``)."""
-    from mmacts.validation.fuzz_tc.records import run_on_vm
-
     table: dict[str, dict[str, int]] = {}
     findings: list[str] = []
     for la in gen.launches(seeds, count):
