@@ -245,8 +245,8 @@ _INPUT_CACHE_SIZE = 8
 
 
 def _inputs(case: Case) -> B.CaseInputs:
-    """Built inputs of ``case``, kept for the last few case IDs (``Case`` holds dicts, so it is
-    not hashable: the ID names every field and the recipe). ``diagnose`` rebuilds alternatives
+    """Built inputs of ``case``, kept for the last few case IDs (the ID names every field that
+    differs and the recipe). ``diagnose`` rebuilds alternatives
     of the case it just ran; the executor's own path builds each case once."""
     hit = _INPUT_CACHE.get(case.case_id)
     if hit is None:
