@@ -632,7 +632,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host puts scale f at slot sf_id + f + 1",
             SFID_ROWS,
-            edit_source(BUILD, r"np\.zeros\(\(sf\.shape\[0\], sf_id\)", "np.zeros((sf.shape[0], sf_id + 1)"),
+            wrap(BUILD, "sf_slots", lambda sf_slots: lambda sf, sf_id: sf_slots(sf, sf_id + 1)),
             TC,
             anyc,
         ),

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.cases.model import Case
 from mmacts.ptxvm.tcgen05.decode import decode_idesc, decode_smem_desc, idesc_layout
 
 POISON = 0xFFFFFFFF
@@ -79,9 +80,10 @@ def tmem_summary(img: np.ndarray, rows: int = 4, cols: int = 8) -> str:
     return "\n".join(out)
 
 
-def sections(case: Any, inputs: Any) -> list[tuple[str, str]]:
-    kind = case.form.get("kind", "")
-    a_tmem = bool(case.form.get("a_tmem"))
+def sections(case: Case, inputs: Any) -> list[tuple[str, str]]:
+    """The sections of a tcgen05 MMA case (its form is a ``suites.tcgen05_blockscale.fields.Tcgen05Form``)."""
+    kind = case.form.kind
+    a_tmem = bool(case.form.a_tmem)
     out: list[tuple[str, str]] = []
     head = [f"M={getattr(inputs, 'm', '?')} N={getattr(inputs, 'n', '?')} A {getattr(inputs, 'a_fmt', '?')} "
             f"x B {getattr(inputs, 'b_fmt', '?')}, scales {getattr(inputs, 's_fmt', '?')}, "
@@ -100,7 +102,7 @@ def sections(case: Any, inputs: Any) -> list[tuple[str, str]]:
             lines.append(f"D   tmem = {_taddr(int(mma.d_tmem))}, enable-input-d {bool(mma.enable_input_d)}")
             lines.append(f"SFA tmem = {_taddr(int(mma.sfa_tmem))}")
             lines.append(f"SFB tmem = {_taddr(int(mma.sfb_tmem))}")
-            if case.form.get("sparse"):
+            if case.form.sparse:
                 lines.append(f"sparsity metadata tmem = {_taddr(int(mma.sp_meta_tmem))}")
             try:
                 dec = decode_idesc(kind, int(mma.idesc))

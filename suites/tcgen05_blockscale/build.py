@@ -23,15 +23,20 @@ from typing import Any
 
 import numpy as np
 
+from mmacts.cases.model import Case
+from mmacts.core.recipe import RANDOM
 from reference import formats as F
 from reference import gemm as G
+from reference import numeric_model as NM
+from reference.tcgen05 import cp_decompress as CD
 from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import encode_idesc
-from reference.tcgen05.smem_desc import decode_smem_desc, encode_smem_desc
-from reference.tcgen05.smem_image import OperandImage, encode_operand
+from reference.tcgen05.smem_desc import SWIZZLE_WIDTH, decode_smem_desc, encode_smem_desc
+from reference.tcgen05.smem_image import ELEMS_PER_CHUNK, OperandImage, decode_operand, encode_operand
 from reference.tcgen05_model import machine
 from reference.tcgen05_model import operands as ops
 from reference.tcgen05_model.program import CtaProgram, MmaOperands
+from suites.tcgen05_blockscale.fields import Tcgen05Form, Tcgen05Runtime, mma_records
 
 SFA_COL, SFB_COL, A_COL, META_COL = 256, 320, 400, 448
 TMEM_COLS = 512
@@ -74,180 +79,279 @@ def nsf_per_mma(kind: str, scale_vec: str | None, k96: bool) -> int:
     return machine.scale_count(kind, scale_vec, k96)[0]
 
 
-def build(case, rng_seed: int | None = None) -> CaseInputs:  # noqa: C901 - one linear recipe
-    """Build the inputs of ``case`` (a ``mmacts.cases.model.Case`` of this suite)."""
-    fm, rt = case.form, case.runtime
-    kind, cg, sparse = fm["kind"], int(fm["cta_group"]), bool(fm.get("sparse", False))
-    a_tmem = bool(fm.get("a_tmem", False))
-    nmma = len(fm.get("collectors", (None,)))
-    m, n = int(rt["m"]), int(rt["n"])
-    k96 = bool(rt.get("k96", False))
-    a_fmt, b_fmt, s_fmt = rt["atype"], rt["btype"], rt["stype"]
-    layout = machine.layout_of(m, cg)
-    kmma = mma_k(kind, sparse, k96)
-    nsf = nsf_per_mma(kind, fm.get("scale_vec"), k96)
-    ktot = kmma * nmma
-    vs_logical = kmma // nsf
+def build(case: Case, rng_seed: int | None = None) -> CaseInputs:
+    """Build the inputs of ``case`` (a block-scaled MMA case of this suite), in the order a kernel author
+    would: the logical data, each CTA's shared-memory images and descriptors, the tensor-memory preloads
+    (scale factors, A, old D, metadata) and SF copies, the MMA operands, the CTA programs."""
+    fm, rt = mma_records(case)
+    p = _plan(fm, rt)
     seed = case.seed if rng_seed is None else rng_seed
     rng = np.random.default_rng(seed + 7919)
-    # ---- logical data (exact by construction, or random for the numeric-model cases) ---------
-    vs_recipe = vs_logical if not sparse else vs_logical // 2
+    data = _logical_data(case, rt, p, seed, rng)
+    smem = _smem_images(fm, rt, p, data)
+    preload, cps, smem_per_cta = _tmem_images(rt, p, data, smem.smem)
+    programs = _programs(fm, rt, p, data, smem, smem_per_cta, preload, cps, _mma_operands(rt, p, smem))
+    out = CaseInputs(programs, p.layout, p.m, p.n, data.a, data.b, data.sfa, data.sfb, data.c, p.a_fmt, p.b_fmt,
+                     p.s_fmt, extra={"nsf": p.nsf, "vs": p.vs_logical, "kmma": p.kmma, "nmma": p.nmma,
+                                     "walk": dict(a_desc=None if p.a_tmem else smem.a_descs[0][0],
+                                                  b_desc=smem.b_descs[0][0], a_major=smem.a_major,
+                                                  b_major=smem.b_major, a_elem=smem.a_elem, b_elem=smem.b_elem,
+                                                  rows_a=p.rows_a, cols_b=p.cols_b)})
+    if rt.cp_probe:
+        _cp_probe(out, rt, rng)
+    return out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a case's form and run-time fields fix before any data: the geometry of its MMAs."""
+
+    kind: str
+    cg: int
+    sparse: bool
+    a_tmem: bool
+    nmma: int
+    """MMAs issued (one per collector entry)."""
+    m: int
+    n: int
+    k96: bool
+    layout: str
+    kmma: int
+    """K of one MMA."""
+    nsf: int
+    """Scale factors per row (column) of one MMA."""
+    a_fmt: str
+    b_fmt: str
+    s_fmt: str
+
+    @property
+    def vs_logical(self) -> int:
+        """K elements one scale factor covers (logical, dense K)."""
+        return self.kmma // self.nsf
+
+    @property
+    def ktot(self) -> int:
+        return self.kmma * self.nmma
+
+    @property
+    def rows_a(self) -> int:
+        """A rows (M) one CTA holds."""
+        return self.m // self.cg
+
+    @property
+    def cols_b(self) -> int:
+        """B columns (N) one CTA holds."""
+        return self.n // self.cg
+
+
+def _plan(fm: Tcgen05Form, rt: Tcgen05Runtime) -> _Plan:
+    kind, cg, sparse, k96, m = fm.kind, int(fm.cta_group), bool(fm.sparse), bool(rt.k96), int(rt.m)
+    return _Plan(kind=kind, cg=cg, sparse=sparse, a_tmem=bool(fm.a_tmem), nmma=len(fm.collectors), m=m, n=int(rt.n),
+                 k96=k96, layout=machine.layout_of(m, cg), kmma=mma_k(kind, sparse, k96),
+                 nsf=nsf_per_mma(kind, fm.scale_vec, k96), a_fmt=rt.atype, b_fmt=rt.btype, s_fmt=rt.stype)
+
+
+@dataclass
+class _Logical:
+    """The logical matrices (codes) and what the sparse form stores of A."""
+
+    a: np.ndarray
+    b: np.ndarray
+    sfa: np.ndarray
+    sfb: np.ndarray
+    c: np.ndarray | None
+    meta: np.ndarray | None
+    """Sparse: the metadata nibble of every A chunk."""
+    a_store: np.ndarray
+    """A as the kernel holds it (sparse: the kept half of every chunk)."""
+
+
+def _logical_data(case: Case, rt: Tcgen05Runtime, p: _Plan, seed: int, rng: np.random.Generator) -> _Logical:
+    """Exact by construction, or random for the numeric-model cases; then what the probes plant in it."""
+    vs_recipe = p.vs_logical if not p.sparse else p.vs_logical // 2
     if is_random(case):
-        if sparse:
+        if p.sparse:
             raise ValueError("random-data cases are dense")
-        data = random_data(m, n, ktot, nsf * nmma, a_fmt, b_fmt, s_fmt, seed,
-                           with_c=bool(rt.get("enable_d", False)))
+        data = random_data(p.m, p.n, p.ktot, p.nsf * p.nmma, p.a_fmt, p.b_fmt, p.s_fmt, seed,
+                           with_c=bool(rt.enable_d))
     else:
-        data = G.exact_recipe(kind, m, n, ktot, a_fmt=a_fmt, b_fmt=b_fmt, scale_fmt=s_fmt,
-                              vs=vs_recipe, seed=seed, zero_c=not rt.get("enable_d", False))
+        data = G.exact_recipe(p.kind, p.m, p.n, p.ktot, a_fmt=p.a_fmt, b_fmt=p.b_fmt, scale_fmt=p.s_fmt,
+                              vs=vs_recipe, seed=seed, zero_c=not rt.enable_d)
     a, b = np.asarray(data.a, dtype=np.uint8), np.asarray(data.b, dtype=np.uint8)
     sfa, sfb = np.asarray(data.scale_a, dtype=np.uint8), np.asarray(data.scale_b, dtype=np.uint8)
-    if sparse:
+    if p.sparse:
         # one scale per vs_logical: keep every other recipe scale column, duplicate back
         sfa, sfb = sfa[:, ::2], sfb[::2, :]
-    if rt.get("sf_nan_7f"):
+    if rt.sf_nan_7f:
         # probe ue4m3_nan_scale: the UE4M3 NaN pattern 0x7F as SFA of row 5 (block 1), SFB of column 7 (block 2)
         sfa, sfb = sfa.copy(), sfb.copy()
         sfa[5, 1 % sfa.shape[1]] = 0x7F
         sfb[2 % sfb.shape[0], 7] = 0x7F
-    if rt.get("a_reuse"):
+    if rt.a_reuse:
         # collector cases: every MMA of the sequence uses the first K slice of A (filled once)
-        a = np.tile(a[:, :kmma], (1, nmma))
-    c = np.asarray(data.c, dtype=np.float32) if rt.get("enable_d", False) else None
+        a = np.tile(a[:, :p.kmma], (1, p.nmma))
+    c = np.asarray(data.c, dtype=np.float32) if rt.enable_d else None
     meta = None
-    if sparse:
-        a, meta = _sparsify(a, kind, rng)
-    # ---- per-CTA shared-memory images --------------------------------------------------------
-    rows_a, cols_b = m // cg, n // cg
-    a_major = "MN" if rt.get("transpose_a") else "K"
-    b_major = "MN" if rt.get("transpose_b") else "K"
-    a_elem = ops.container_for(kind, a_fmt)
-    b_elem = ops.container_for(kind, b_fmt)
-    a_store = _compress(a, kind, meta) if sparse else a
-    sw_a, sw_b = rt.get("swizzle_a", "128B"), rt.get("swizzle_b", "128B")
-    progs_smem, a_descs, b_descs = [], [], []
-    for v in range(cg):
-        a_rows = a_store[v * rows_a:(v + 1) * rows_a]
-        b_rows = b[:, v * cols_b:(v + 1) * cols_b].T  # (N/cg, K)
-        pieces = []
-        base = 0
-        if not a_tmem:
-            # a_base_shift / b_base_shift: start the operand inside its swizzle repeat, so the
-            # descriptor carries a non-zero base offset (Table 40 bits 49-51, 9.7.16.4.1)
-            a0 = int(rt.get("a_base_shift", 0))
-            sm_a, img_a = encode_operand(_pad_contig(a_rows, a_major, a_elem, sw_a), major=a_major,
-                                         swizzle=sw_a, elem=a_elem, base_address=a0)
-            pieces.append((0, sm_a))
-            base = _round(a0 + img_a.nbytes, 1024)
-            step = kmma // 2 if sparse else kmma
-            a_descs.append([img_a.desc_for(k_offset=0 if rt.get("a_reuse") else i * step)
-                            for i in range(nmma)])
-            if rt.get("lbo_absolute"):
-                a_descs[-1] = [absolute_lbo(d, img_a, kind, kmma) for d in a_descs[-1]]
-        base += int(rt.get("b_base_shift", 0))
-        sm_b, img_b = encode_operand(_pad_contig(b_rows, b_major, b_elem, sw_b), major=b_major,
-                                     swizzle=sw_b, elem=b_elem, base_address=base)
-        pieces.append((base, sm_b[base:]))
-        total = _round(base + img_b.nbytes, 1024)
-        if rt.get("a_decoy") and not a_tmem:
-            # probe collector_reuse: the use/lastuse MMAs' descriptors name a DECOY A (the rows reversed):
-            # a tensor core that takes A from the collector buffer ignores it, one that reloads reads it
-            sm_d, img_d = encode_operand(_pad_contig(a_rows[::-1], a_major, a_elem, sw_a), major=a_major,
-                                         swizzle=sw_a, elem=a_elem, base_address=total)
-            pieces.append((total, sm_d[total:]))
-            colls = tuple(fm.get("collectors", (None,)))
-            a_descs[-1] = [img_d.desc_for(k_offset=0) if colls[i] in ("use", "lastuse") else d
-                           for i, d in enumerate(a_descs[-1])]
-            total = _round(total + img_d.nbytes, 1024)
-        smem = np.zeros(total, dtype=np.uint8)
-        for off, arr in pieces:
-            smem[off:off + arr.size] = arr
-        b_descs.append([img_b.desc_for(k_offset=i * kmma) for i in range(nmma)])
-        if rt.get("lbo_absolute"):
-            b_descs[-1] = [absolute_lbo(d, img_b, kind, kmma) for d in b_descs[-1]]
-        progs_smem.append(smem)
-    # ---- TMEM images: SF, A, initial D, metadata --------------------------------------------
-    sf_id_a, sf_id_b = int(rt.get("sfa_id", 0)), int(rt.get("sfb_id", 0))
-    tm = [TI.new_tmem() for _ in range(cg)]
-    dp = sf_datapath(layout)
-    q_only = rt.get("sf_quadrant_only")  # probe: SF only in one quadrant, decoys elsewhere
-    sfb_ctas = [sfb] * cg
-    if rt.get("sfb_peer_x2") and cg == 2:
+    if p.sparse:
+        a, meta = _sparsify(a, p.kind, rng)
+    return _Logical(a, b, sfa, sfb, c, meta, _compress(a, p.kind, meta) if p.sparse else a)
+
+
+@dataclass
+class _SmemImages:
+    """Every CTA's shared-memory image and the descriptors of each MMA (per CTA: one word per MMA)."""
+
+    a_major: str
+    b_major: str
+    a_elem: str
+    b_elem: str
+    smem: list[np.ndarray] = field(default_factory=list)
+    a_descs: list[list[int]] = field(default_factory=list)
+    b_descs: list[list[int]] = field(default_factory=list)
+
+
+def _smem_images(fm: Tcgen05Form, rt: Tcgen05Runtime, p: _Plan, d: _Logical) -> _SmemImages:
+    """Per-CTA shared-memory images (A unless in TMEM, B, the decoy A of the collector probe)."""
+    out = _SmemImages(a_major="MN" if rt.transpose_a else "K", b_major="MN" if rt.transpose_b else "K",
+                      a_elem=ops.container_for(p.kind, p.a_fmt), b_elem=ops.container_for(p.kind, p.b_fmt))
+    for v in range(p.cg):
+        _cta_smem(fm, rt, p, d, v, out)
+    return out
+
+
+def _cta_smem(fm: Tcgen05Form, rt: Tcgen05Runtime, p: _Plan, d: _Logical, v: int, out: _SmemImages) -> None:
+    """CTA ``v``'s image and descriptors, appended to ``out``."""
+    sw_a, sw_b = rt.swizzle_a, rt.swizzle_b
+    a_rows = d.a_store[v * p.rows_a:(v + 1) * p.rows_a]
+    b_rows = d.b[:, v * p.cols_b:(v + 1) * p.cols_b].T  # (N/cg, K)
+    pieces = []
+    base = 0
+    if not p.a_tmem:
+        # a_base_shift / b_base_shift: start the operand inside its swizzle repeat, so the
+        # descriptor carries a non-zero base offset (Table 40 bits 49-51, 9.7.16.4.1)
+        a0 = int(rt.a_base_shift)
+        sm_a, img_a = encode_operand(_pad_contig(a_rows, out.a_major, out.a_elem, sw_a), major=out.a_major,
+                                     swizzle=sw_a, elem=out.a_elem, base_address=a0)
+        pieces.append((0, sm_a))
+        base = _round(a0 + img_a.nbytes, 1024)
+        step = p.kmma // 2 if p.sparse else p.kmma
+        out.a_descs.append([img_a.desc_for(k_offset=0 if rt.a_reuse else i * step) for i in range(p.nmma)])
+        if rt.lbo_absolute:
+            out.a_descs[-1] = [absolute_lbo(w, img_a, p.kind, p.kmma) for w in out.a_descs[-1]]
+    base += int(rt.b_base_shift)
+    sm_b, img_b = encode_operand(_pad_contig(b_rows, out.b_major, out.b_elem, sw_b), major=out.b_major,
+                                 swizzle=sw_b, elem=out.b_elem, base_address=base)
+    pieces.append((base, sm_b[base:]))
+    total = _round(base + img_b.nbytes, 1024)
+    if rt.a_decoy and not p.a_tmem:
+        # probe collector_reuse: the use/lastuse MMAs' descriptors name a DECOY A (the rows reversed):
+        # a tensor core that takes A from the collector buffer ignores it, one that reloads reads it
+        sm_d, img_d = encode_operand(_pad_contig(a_rows[::-1], out.a_major, out.a_elem, sw_a), major=out.a_major,
+                                     swizzle=sw_a, elem=out.a_elem, base_address=total)
+        pieces.append((total, sm_d[total:]))
+        out.a_descs[-1] = [img_d.desc_for(k_offset=0) if fm.collectors[i] in ("use", "lastuse") else w
+                           for i, w in enumerate(out.a_descs[-1])]
+        total = _round(total + img_d.nbytes, 1024)
+    smem = np.zeros(total, dtype=np.uint8)
+    for off, arr in pieces:
+        smem[off:off + arr.size] = arr
+    out.b_descs.append([img_b.desc_for(k_offset=i * p.kmma) for i in range(p.nmma)])
+    if rt.lbo_absolute:
+        out.b_descs[-1] = [absolute_lbo(w, img_b, p.kind, p.kmma) for w in out.b_descs[-1]]
+    out.smem.append(smem)
+
+
+def _sf_images(rt: Tcgen05Runtime, p: _Plan, d: _Logical) -> list[np.ndarray]:
+    """Every CTA's tensor memory holding only its scale factors (SFA and SFB at their SF IDs)."""
+    tm = [TI.new_tmem() for _ in range(p.cg)]
+    dp = sf_datapath(p.layout)
+    sfb_ctas = [d.sfb] * p.cg
+    if rt.sfb_peer_x2 and p.cg == 2:
         # the peer CTA's SFB copy is the leader's times 2 in every element, so whose copy scales which D
         # rows shows (probe sfb_peer_copy: the spec does not say which copy a peer's D lanes read)
-        sfb_ctas = [sfb, doubled_scales(sfb, s_fmt)]
-    for v in range(cg):
+        sfb_ctas = [d.sfb, doubled_scales(d.sfb, p.s_fmt)]
+    q_only = rt.sf_quadrant_only  # probe: SF only in one quadrant, decoys elsewhere
+    for v in range(p.cg):
         # SF index g counts from byte 0 of the base column: the MMA with SF ID i reads g = i + j
-        _write_sf(tm[v], _slots(sfa[v * rows_a:(v + 1) * rows_a], sf_id_a), SFA_COL, "A", dp, n, q_only, rt)
-        _write_sf(tm[v], _slots(sfb_ctas[v].T, sf_id_b), SFB_COL, "B", dp, n, q_only, rt)
-    sf_image = [t.copy() for t in tm]
-    preload = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(cg)]
-    stage = rt.get("sf_stage", "st")
-    for v in range(cg):
+        _write_sf(tm[v], sf_slots(d.sfa[v * p.rows_a:(v + 1) * p.rows_a], int(rt.sfa_id)), SFA_COL, "A", dp, p.n,
+                  q_only, rt.sf_decoy)
+        _write_sf(tm[v], sf_slots(sfb_ctas[v].T, int(rt.sfb_id)), SFB_COL, "B", dp, p.n, q_only, rt.sf_decoy)
+    return tm
+
+
+def _tmem_images(rt: Tcgen05Runtime, p: _Plan, d: _Logical,
+                 smem: list[np.ndarray]) -> tuple[list[np.ndarray], list, list[np.ndarray]]:
+    """(preload per CTA, the SF tcgen05.cp ops, smem per CTA with the cp sources appended): SF preloaded
+    (``st`` staging) or poisoned and copied (``cp``), A when in TMEM, the sparse metadata, the old D."""
+    sf_image = _sf_images(rt, p, d)
+    preload = [np.zeros((128, TMEM_COLS), dtype=np.uint32) for _ in range(p.cg)]
+    stage = rt.sf_stage
+    for v in range(p.cg):
         if stage == "st":
             preload[v][:, SFA_COL:A_COL] = sf_image[v][:, SFA_COL:A_COL]
         else:
             preload[v][:, SFA_COL:A_COL] = SF_POISON
+    cps: list = []
     if stage == "cp":
-        progs_smem, cps = _stage_cp(progs_smem, sf_image, layout, n, cg)
-        if rt.get("drop_cps"):  # control: the SF copies never land, the columns keep their NaN poison
+        smem, cps = _stage_cp(smem, sf_image, p.layout, p.n, p.cg)
+        if rt.drop_cps:  # control: the SF copies never land, the columns keep their NaN poison
             cps = []
-    else:
-        cps = []
-    if a_tmem:
-        for v in range(cg):
-            _write_a_tmem(preload[v], a_store[v * rows_a:(v + 1) * rows_a], kind, a_fmt, layout)
-    if sparse:
-        for v in range(cg):
-            _write_meta(preload[v], meta[v * rows_a:(v + 1) * rows_a])
-    cta, lane, dcol = machine.d_placement(layout, m, n)
-    dcols = n // 2 if layout == "B" else n
-    if c is not None:
-        for v in range(cg):
+    for v in range(p.cg):
+        rows = slice(v * p.rows_a, (v + 1) * p.rows_a)
+        if p.a_tmem:
+            _write_a_tmem(preload[v], d.a_store[rows], p.kind, p.a_fmt, p.layout)
+        if p.sparse:
+            _write_meta(preload[v], d.meta[rows])
+    cta, lane, dcol = machine.d_placement(p.layout, p.m, p.n)
+    if d.c is not None:
+        for v in range(p.cg):
             sel = cta == v
-            preload[v][lane[sel], dcol[sel]] = c[sel].view(np.uint32)
-    # ---- MMA operands -----------------------------------------------------------------------
+            preload[v][lane[sel], dcol[sel]] = d.c[sel].view(np.uint32)
+    return preload, cps, smem
+
+
+def _mma_operands(rt: Tcgen05Runtime, p: _Plan, smem: _SmemImages) -> list[MmaOperands]:
+    """Each MMA's operands: the leader's descriptors, the idesc with its SF IDs, the SF addresses (SF IDs
+    past 3 step to the next 4-SF group of columns)."""
     mmas = []
-    dirty = bool(rt.get("sf_addr_dirty", False))
-    for i in range(nmma):
-        ta, tb = sf_id_a + i * nsf, sf_id_b + i * nsf
+    dirty = bool(rt.sf_addr_dirty)
+    dp = sf_datapath(p.layout)
+    for i in range(p.nmma):
+        ta, tb = int(rt.sfa_id) + i * p.nsf, int(rt.sfb_id) + i * p.nsf
         ida, idb = ta % 4, tb % 4
-        ga = TI.sf_group_columns("A", datapath=dp, n=n) * (ta // 4)
-        gb = TI.sf_group_columns("B", datapath=dp, n=n) * (tb // 4)
-        idesc = encode_idesc(kind, _idesc_fields(kind, rt, m, n, ida, idb, sparse, k96), strict=False)
+        ga = TI.sf_group_columns("A", datapath=dp, n=p.n) * (ta // 4)
+        gb = TI.sf_group_columns("B", datapath=dp, n=p.n) * (tb // 4)
+        idesc = encode_idesc(p.kind, _idesc_fields(p.kind, rt, p.m, p.n, ida, idb, p.sparse, p.k96), strict=False)
         sfa_addr = SFA_COL + ga + ((ida << 30) if dirty else 0)
         sfb_addr = SFB_COL + gb + ((idb << 30) if dirty else 0)
-        enable = bool(rt.get("enable_d", False)) or i > 0
-        a_op = (A_COL + i * _a_tmem_cols(kind, kmma)) if a_tmem else a_descs[0][i]
-        mmas.append(MmaOperands(a=a_op, b_desc=b_descs[0][i], idesc=idesc, d_tmem=0, sfa_tmem=sfa_addr,
+        enable = bool(rt.enable_d) or i > 0
+        a_op = (A_COL + i * _a_tmem_cols(p.kind, p.kmma)) if p.a_tmem else smem.a_descs[0][i]
+        mmas.append(MmaOperands(a=a_op, b_desc=smem.b_descs[0][i], idesc=idesc, d_tmem=0, sfa_tmem=sfa_addr,
                                 sfb_tmem=sfb_addr, enable_input_d=enable, sp_meta_tmem=META_COL))
-    used = TMEM_COLS
-    programs = []
-    for v in range(cg):
-        programs.append(CtaProgram(
-            smem=progs_smem[v], tmem_ncols=TMEM_COLS, preload=preload[v][:, :used],
-            ld_col0=0, ld_ncols=_round(dcols, 8),
-            cps=cps if v == 0 else (), mmas=mmas if v == 0 else (),
-        ))
-    if fm.get("a_overwrite"):
+    return mmas
+
+
+def _programs(fm: Tcgen05Form, rt: Tcgen05Runtime, p: _Plan, d: _Logical, smem: _SmemImages,
+              smem_per_cta: list[np.ndarray], preload: list[np.ndarray], cps: list,
+              mmas: list[MmaOperands]) -> list[CtaProgram]:
+    """One program per CTA (the leader issues the copies and MMAs); the overwrite probe's patch."""
+    dcols = p.n // 2 if p.layout == "B" else p.n
+    programs = [CtaProgram(smem=smem_per_cta[v], tmem_ncols=TMEM_COLS, preload=preload[v][:, :TMEM_COLS],
+                           ld_col0=0, ld_ncols=_round(dcols, 8),
+                           cps=cps if v == 0 else (), mmas=mmas if v == 0 else ())
+                for v in range(p.cg)]
+    if fm.a_overwrite:
         # probe collector_reuse: after the fill completed the kernel writes a DECOY A (rows reversed, same layout)
         # over A's bytes; a use that takes A from the collector still sees the filled A
-        a0 = a_store[:rows_a]
-        sm_d, img_d = encode_operand(_pad_contig(a0[::-1], a_major, a_elem, sw_a), major=a_major, swizzle=sw_a,
-                                     elem=a_elem, base_address=0)
+        a0 = d.a_store[:p.rows_a]
+        sm_d, img_d = encode_operand(_pad_contig(a0[::-1], smem.a_major, smem.a_elem, rt.swizzle_a),
+                                     major=smem.a_major, swizzle=rt.swizzle_a, elem=smem.a_elem, base_address=0)
         programs[0] = replace(programs[0], smem_patch=np.ascontiguousarray(sm_d[:_round(img_d.nbytes, 16)]))
     # consistency: every CTA's descriptor values are the leader's (same offsets in both smem)
-    for v in range(1, cg):
-        if (not a_tmem and a_descs[v] != a_descs[0]) or b_descs[v] != b_descs[0]:
+    for v in range(1, p.cg):
+        if (not p.a_tmem and smem.a_descs[v] != smem.a_descs[0]) or smem.b_descs[v] != smem.b_descs[0]:
             raise AssertionError("internal: CTA images differ in layout; descriptors would not match")
-    out = CaseInputs(programs, layout, m, n, a, b, sfa, sfb, c, a_fmt, b_fmt, s_fmt,
-                     extra={"nsf": nsf, "vs": vs_logical, "kmma": kmma, "nmma": nmma,
-                            "walk": dict(a_desc=None if a_tmem else a_descs[0][0], b_desc=b_descs[0][0],
-                                         a_major=a_major, b_major=b_major, a_elem=a_elem, b_elem=b_elem,
-                                         rows_a=rows_a, cols_b=cols_b)})
-    if rt.get("cp_probe"):
-        _cp_probe(out, rt, rng)
-    return out
+    return programs
 
 
 def absolute_lbo(word: int, img: OperandImage, kind: str, kmma: int) -> int:
@@ -264,9 +368,9 @@ def absolute_lbo(word: int, img: OperandImage, kind: str, kmma: int) -> int:
     return replace(d, lbo=d.start_address - d.start_address % 128 + img.stride_cols, lbo_absolute=True).word()
 
 
-def is_random(case) -> bool:
+def is_random(case: Case) -> bool:
     """Random-data cases (recipe ``random:<numeric model>``): compared with a numeric model."""
-    return case.recipe.startswith("random")
+    return case.parsed_recipe.is_kind(RANDOM)
 
 
 def random_data(m: int, n: int, k: int, nsf: int, a_fmt: str, b_fmt: str, s_fmt: str, seed: int, *,
@@ -297,7 +401,7 @@ CP_PROBE_PAD = 0xA5
 """Written into the padding bytes of every source chunk: a copy that leaks padding shows it."""
 
 
-def _cp_probe(inp: CaseInputs, rt: dict[str, Any], rng) -> None:
+def _cp_probe(inp: CaseInputs, rt: Tcgen05Runtime, rng: np.random.Generator) -> None:
     """Raw-TMEM probe of tcgen05.cp decompression: replace the programs by one cp + ld.
 
     Source: 4- or 6-bit codes (never all zero in a cell) packed 16 per 16-byte chunk by the
@@ -306,9 +410,7 @@ def _cp_probe(inp: CaseInputs, rt: dict[str, Any], rng) -> None:
     The read-back window is the cp's four destination columns; ``extra['raw_codes']`` keeps the
     logical (lane, 16) codes for ``expected_raw_cells``.
     """
-    from reference.tcgen05 import cp_decompress as CD
-
-    src_fmt, shape = rt["cp_probe"], rt.get("cp_shape", "128x128b")
+    src_fmt, shape = rt.cp_probe, rt.cp_shape
     code = CP_PROBE_CODES[(src_fmt, shape)]
     bits = 4 if src_fmt == "b4x16_p64" else 6
     rows = 128 if shape == "128x128b" else 32
@@ -355,14 +457,14 @@ def decode_output(inp: CaseInputs, dumps: list[np.ndarray]) -> np.ndarray:
     return d
 
 
-def _idesc_fields(kind, rt, m, n, ida, idb, sparse, k96) -> dict[str, Any]:
+def _idesc_fields(kind: str, rt: Tcgen05Runtime, m: int, n: int, ida: int, idb: int, sparse: bool,
+                  k96: bool) -> dict[str, Any]:
     f: dict[str, Any] = dict(m=m, n=n, sfa_id=ida, sfb_id=idb, sparse=int(sparse),
-                             negate_a=int(bool(rt.get("negate_a"))), negate_b=int(bool(rt.get("negate_b"))),
-                             transpose_a=int(bool(rt.get("transpose_a"))),
-                             transpose_b=int(bool(rt.get("transpose_b"))),
-                             scale_type=rt["stype"])
+                             negate_a=int(bool(rt.negate_a)), negate_b=int(bool(rt.negate_b)),
+                             transpose_a=int(bool(rt.transpose_a)), transpose_b=int(bool(rt.transpose_b)),
+                             scale_type=rt.stype)
     if kind == "mxf8f6f4":
-        f.update(atype=rt["atype"], btype=rt["btype"])
+        f.update(atype=rt.atype, btype=rt.btype)
     else:
         f.update(k96=int(k96))
     return f
@@ -374,14 +476,15 @@ def sf_datapath(layout: str) -> str:
     return "2x2" if layout == "B" else "4x1"
 
 
-def _slots(sf: np.ndarray, sf_id: int) -> np.ndarray:
+def sf_slots(sf: np.ndarray, sf_id: int) -> np.ndarray:
     """(X, sf_id + F) SF block: index g = sf_id + f holds scale f; slots below the ID stay 0
-    (UE8M0 2^-127 / UE4M3 0: a wrong SF ID reads them and the result is visibly wrong)."""
+    (UE8M0 2^-127 / UE4M3 0: a wrong SF ID reads them and the result is visibly wrong). The host's one
+    statement of where an SF ID puts the scales (mutant ``sf-host.sf-id-slot`` shifts it by one slot)."""
     return np.concatenate([np.zeros((sf.shape[0], sf_id), dtype=np.uint8), sf.astype(np.uint8)], axis=1)
 
 
 def _write_sf(tm: np.ndarray, block: np.ndarray, col: int, which: str, dp: str, n: int,
-              q_only: int | None, rt: dict[str, Any]) -> None:
+              q_only: int | None, decoy_code: int) -> None:
     """SF bytes with the REFERENCE encoder (``tmem_image.write_sf``; the model reads them back
     with ``read_sf``). The quadrant probe keeps the true copy only in lanes 32q..32q+31 and puts
     a plausible decoy scale into every other copy (positions found with the same encoder)."""
@@ -390,7 +493,7 @@ def _write_sf(tm: np.ndarray, block: np.ndarray, col: int, which: str, dp: str, 
         return
     where = TI.write_sf(TI.new_tmem(), np.full(block.shape, 0xFF, np.uint8), addr=TI.taddr(0, col),
                         which=which, datapath=dp, n=n)
-    decoy = np.uint32(int(rt.get("sf_decoy", 0x7F)) * 0x01010101)  # 0x7F: 1.0 in UE8M0
+    decoy = np.uint32(int(decoy_code) * 0x01010101)  # 0x7F: 1.0 in UE8M0
     other = (np.arange(128) // 32 != int(q_only))[:, None]
     mask = np.where(other, where, np.uint32(0))
     tm[:] = (tm & ~mask) | (decoy & mask)
@@ -481,9 +584,6 @@ def _stage_cp(smems, sf_image, layout, n, cg):
 
 def _pad_contig(codes: np.ndarray, major: str, elem: str, swizzle: str) -> np.ndarray:
     """Zero-pad the contiguous extent (and the 8-row extent) to what ``encode_operand`` needs."""
-    from reference.tcgen05.smem_desc import SWIZZLE_WIDTH
-    from reference.tcgen05.smem_image import ELEMS_PER_CHUNK
-
     w = SWIZZLE_WIDTH[swizzle]
     per_w = w * ELEMS_PER_CHUNK[elem] // 16
     mn, k = codes.shape
@@ -507,8 +607,6 @@ def doubled_scales(codes: np.ndarray, fmt: str) -> np.ndarray:
 def expected_peer_sfb(inp: CaseInputs, kind: str, **flags: bool) -> np.ndarray:
     """Exact D when each CTA's D lanes are scaled by the SFB copy in their own tensor memory (the peer's is the
     leader's x 2): the rows a CTA holds (``machine.d_placement``) get that CTA's copy."""
-    from dataclasses import replace
-
     d0 = expected_d(inp, kind, **flags)
     d1 = expected_d(replace(inp, sfb=doubled_scales(inp.sfb, inp.s_fmt)), kind, **flags)
     cta, _, _ = machine.d_placement(inp.layout, inp.m, inp.n)
@@ -520,8 +618,6 @@ def walked_operands(inp: CaseInputs) -> tuple[np.ndarray, np.ndarray]:
     swizzle, base-offset and stride reading) reads them from every CTA's image, for one-MMA dense cases
     with A in shared memory. The hypothesis of the base-offset probes: the VM reads the images with its own
     decoder, so the two readings of AMB-SDESC-BASEOFFSET meet here, not only in the encoder's placement."""
-    from reference.tcgen05.smem_image import decode_operand
-
     w = inp.extra["walk"]
     kk = inp.extra["kmma"]
     a_parts, b_parts = [], []
@@ -552,8 +648,6 @@ def expected_model(inp: CaseInputs, kind: str, model: str, *, negate_a: bool = F
                    negate_b: bool = False) -> np.ndarray:
     """D of the LOGICAL matrices under numeric model ``model`` (``reference.numeric_model.dot``):
     one (M*N)-vector batch, C aligned as the model says, scales per K block."""
-    from reference import numeric_model as NM
-
     av, bv = F.decode(inp.a_fmt, inp.a), F.decode(inp.b_fmt, inp.b)
     if negate_a:
         av = -av

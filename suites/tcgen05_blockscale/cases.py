@@ -12,14 +12,17 @@ Facts the spec leaves open are PROBES: recipe ``probe:<name>``, expectation mode
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from mmacts.cases.model import Case
+from mmacts.core.recipe import CONTROL, EXACT, PROBE, RANDOM, Recipe
 from mmacts.ptx.tcgen05_kernels import KernelForm
 from mmacts.spec import catalog
 from mmacts.spec import queries as Q
+from suites.tcgen05_blockscale import features, plain
+from suites.tcgen05_blockscale.fields import Tcgen05Form, Tcgen05Runtime
 
 SUITE = "tcgen05_blockscale"
 F8 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
@@ -44,8 +47,7 @@ MODEL_NOTE = ("published B200 tcgen05 hypothesis: 32-product blocks, 2 extra ali
 
 def numeric_model_of(case: Case) -> str:
     """``random:<model>`` -> model name (``random`` alone: :data:`NUMERIC_MODEL`)."""
-    _, _, name = case.recipe.partition(":")
-    return name or NUMERIC_MODEL
+    return case.parsed_recipe.name or NUMERIC_MODEL
 
 
 def _t54(kind: str, sv: str | None, k96: bool) -> str:
@@ -60,25 +62,25 @@ def _t55(kind: str, stype: str) -> str:
     return {"mxf8f6f4": "T55.1", "mxf4": "T55.2"}.get(kind) or ("T55.3" if stype == "ue8m0" else "T55.4")
 
 
-def _idesc_rows(kind: str, rt: dict[str, Any], sparse: bool) -> tuple[str, ...]:
+def _idesc_rows(kind: str, rt: Tcgen05Runtime, sparse: bool) -> tuple[str, ...]:
     t = "T43" if kind == "mxf8f6f4" else "T44"
     # every case encodes the reserved fields as 0 (T43.1/3/5/14/17, T44.1/3/5/8/12/15 minus the
     # transpose rows) and, for mxf4/mxf4nvf4, transpose A/B = 0 as Table 44 requires (T44.11/12)
     if t == "T43":
         rows = [1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 17]
-        if rt.get("negate_a"):
+        if rt.negate_a:
             rows.append(8)
-        if rt.get("negate_b"):
+        if rt.negate_b:
             rows.append(9)
-        if rt.get("transpose_a"):
+        if rt.transpose_a:
             rows.append(10)
-        if rt.get("transpose_b"):
+        if rt.transpose_b:
             rows.append(11)
     else:
         rows = [1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 18]
-        if rt.get("negate_a"):
+        if rt.negate_a:
             rows.append(9)
-        if rt.get("negate_b"):
+        if rt.negate_b:
             rows.append(10)
     return tuple(f"{t}.{r}" for r in sorted(rows))
 
@@ -105,60 +107,63 @@ def make_case(level: str, kind: str, sv: str | None, *, cg: int = 1, m: int = 12
               atype: str = "e2m1", btype: str = "e2m1", stype: str = "ue8m0", sparse: bool = False,
               a_tmem: bool = False, collectors: tuple[str | None, ...] = (None,), k96: bool = False,
               recipe: str = "exact", seed: int = 0, xfail: str = "", extra_rows: tuple[str, ...] = (),
-              a_overwrite: bool = False, **rt: Any) -> Case:
-    """One case; ``rt`` adds run-time fields (sfa_id, sfb_id, sf_stage, swizzle_a/b, transpose/negate...)."""
-    if kind == "mxf8f6f4":
-        pass
-    else:
+              a_overwrite: bool = False, **given: Any) -> Case:
+    """One case; ``given`` sets more run-time fields (:class:`Tcgen05Runtime`: sfa_id, sfb_id, sf_stage,
+    swizzle_a/b, transpose/negate...); the case ID names the swizzles only where they are given."""
+    if kind != "mxf8f6f4":
         atype = btype = "e2m1"
     arch = "sm_103a" if k96 else "sm_100a"
-    form = dict(kind=kind, scale_vec=sv, cta_group=cg, sparse=sparse, a_tmem=a_tmem,
-                collectors=tuple(collectors), arch=arch)
-    if a_overwrite:  # a kernel form of its own (mmacts.ptx.tcgen05_kernels: KernelForm.a_overwrite)
-        form["a_overwrite"] = True
-    runtime: dict[str, Any] = dict(m=m, n=n, atype=atype, btype=btype, stype=stype, k96=k96)
-    runtime.update(rt)
-    runtime.setdefault("sfa_id", 0)
-    runtime.setdefault("sfb_id", 0)
-    runtime.setdefault("sf_stage", "st")
+    form = Tcgen05Form(kind=kind, scale_vec=sv, cta_group=cg, sparse=sparse, a_tmem=a_tmem,
+                       collectors=tuple(collectors), arch=arch, a_overwrite=a_overwrite)
+    runtime = Tcgen05Runtime.of(given, m=m, n=n, atype=atype, btype=btype, stype=stype, k96=k96)
     kf = KernelForm(**form)
-    parts = [kind, sv or "omitted", f"cg{cg}", "sp" if sparse else "dense", f"M{m}N{n}",
-             f"{atype}x{btype}", stype, f"sfa{runtime['sfa_id']}sfb{runtime['sfb_id']}", runtime["sf_stage"]]
-    if k96:
+    case_id = _case_id(form, runtime, given, recipe, seed)
+    rows = (_shape_ref(kind, cg, sparse, m, k96), _t54(kind, sv, k96), _t55(kind, stype),
+            *_idesc_rows(kind, runtime, sparse), *extra_rows)
+    if runtime.cp_probe:  # no MMA is issued: the case covers the tcgen05.cp rows only
+        rows = tuple(extra_rows)
+    elif recipe == EXACT:
+        rows = tuple(dict.fromkeys(rows + layout_rows(kind, cg=cg, m=m, n=n, sparse=sparse, a_tmem=a_tmem,
+                                                      k96=k96, atype=atype, btype=btype, rt=runtime)))
+    return Case(case_id=case_id, suite=SUITE, instruction=kf.instruction(collectors[0]), arch=arch,
+                spec_rows=rows, level=level, form=form, runtime=runtime, recipe=recipe, seed=seed, xfail=xfail)
+
+
+_ID_FLAGS = ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
+             "sfb_peer_x2", "a_decoy", "sf_nan_7f", "lbo_absolute")
+"""Run-time flags the case ID names when set (in this order)."""
+
+
+def _case_id(form: Tcgen05Form, rt: Tcgen05Runtime, given: dict[str, Any], recipe: str, seed: int) -> str:
+    """The readable, stable ID: form, shape, types, SF IDs and staging, then what the case varies."""
+    parts = [form.kind, form.scale_vec or "omitted", f"cg{form.cta_group}", "sp" if form.sparse else "dense",
+             f"M{rt.m}N{rt.n}", f"{rt.atype}x{rt.btype}", rt.stype, f"sfa{rt.sfa_id}sfb{rt.sfb_id}", rt.sf_stage]
+    if rt.k96:
         parts.append("K96")
-    if a_tmem:
+    if form.a_tmem:
         parts.append("Atmem")
-    if collectors != (None,):
-        parts.append("coll-" + "-".join(c or "none" for c in collectors))
-    if a_overwrite:
+    if form.collectors != (None,):
+        parts.append("coll-" + "-".join(c or "none" for c in form.collectors))
+    if form.a_overwrite:
         parts.append("smemA-overwritten-after-fill")
-    for key in ("swizzle_a", "swizzle_b"):
-        if key in rt:
-            parts.append(f"{key[-1]}{rt[key]}")
-    for key in ("transpose_a", "transpose_b", "negate_a", "negate_b", "enable_d", "a_reuse", "sf_addr_dirty",
-                "sfb_peer_x2", "a_decoy", "sf_nan_7f", "lbo_absolute"):
-        if rt.get(key):
-            parts.append(key)
-    for key in ("a_base_shift", "b_base_shift"):
-        if rt.get(key):
-            parts.append(f"{key[0]}base{rt[key]}")
-    if rt.get("cp_probe"):
-        parts.append(f"cp-{rt.get('cp_shape', '128x128b')}-{rt['cp_probe']}")
-    if "sf_quadrant_only" in rt:
-        parts.append(f"q{rt['sf_quadrant_only']}")
-    if recipe != "exact":
+    if "swizzle_a" in given:
+        parts.append(f"a{rt.swizzle_a}")
+    if "swizzle_b" in given:
+        parts.append(f"b{rt.swizzle_b}")
+    parts += [key for key in _ID_FLAGS if getattr(rt, key)]
+    if rt.a_base_shift:
+        parts.append(f"abase{rt.a_base_shift}")
+    if rt.b_base_shift:
+        parts.append(f"bbase{rt.b_base_shift}")
+    if rt.cp_probe:
+        parts.append(f"cp-{rt.cp_shape}-{rt.cp_probe}")
+    if rt.sf_quadrant_only is not None:
+        parts.append(f"q{rt.sf_quadrant_only}")
+    if recipe != EXACT:
         parts.append(recipe)
     if seed:
         parts.append(f"s{seed}")
-    rows = (_shape_ref(kind, cg, sparse, m, k96), _t54(kind, sv, k96), _t55(kind, stype),
-            *_idesc_rows(kind, runtime, sparse), *extra_rows)
-    if rt.get("cp_probe"):  # no MMA is issued: the case covers the tcgen05.cp rows only
-        rows = tuple(extra_rows)
-    elif recipe == "exact":
-        rows = tuple(dict.fromkeys(rows + layout_rows(kind, cg=cg, m=m, n=n, sparse=sparse, a_tmem=a_tmem,
-                                                      k96=k96, atype=atype, btype=btype, rt=runtime)))
-    return Case(case_id=".".join(parts), suite=SUITE, instruction=kf.instruction(collectors[0]), arch=arch,
-                spec_rows=rows, level=level, form=form, runtime=runtime, recipe=recipe, seed=seed, xfail=xfail)
+    return ".".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +219,7 @@ def _operand_bytes(kind: str, k_elems: int) -> int:
 
 
 def layout_rows(kind: str, *, cg: int, m: int, n: int, sparse: bool, a_tmem: bool, k96: bool,
-                atype: str, btype: str, rt: dict[str, Any]) -> tuple[str, ...]:
+                atype: str, btype: str, rt: Tcgen05Runtime) -> tuple[str, ...]:
     """Tables 40/46/51/52/53 rows an exact MMA case exercises (see the block comment above)."""
     if kind == "mxf8f6f4":
         k = 64 if sparse else 32
@@ -223,12 +228,12 @@ def layout_rows(kind: str, *, cg: int, m: int, n: int, sparse: bool, a_tmem: boo
     ka = k // 2 if sparse else k
     rows: list[str] = ["T46.1" if cg == 1 else "T46.2", "T46.3" if cg == 1 else "T46.4", "T46.5", "T46.6",
                        "T51.1", "T51.4"]
-    operands = [("B", btype, rt.get("transpose_b"), rt.get("swizzle_b", "128B"), n // cg, k)]
+    operands = [("B", btype, rt.transpose_b, rt.swizzle_b, n // cg, k)]
     if a_tmem:
         rows.append("T51.2")
     else:
         rows.append("T51.3")
-        operands.insert(0, ("A", atype, rt.get("transpose_a"), rt.get("swizzle_a", "128B"), m // cg, ka))
+        operands.insert(0, ("A", atype, rt.transpose_a, rt.swizzle_a, m // cg, ka))
     # prose rules every exact MMA case depends on: the D datapath layout (9.7.16.10.5), scale factors in
     # every lane partition (9.7.16.10.7) addressed by SF ID (.7.2 SFA, .7.3 SFB), and the packing of A / B
     rows += ["S9.7.16.10.5", "S9.7.16.10.7", "S9.7.16.10.7.2", "S9.7.16.10.7.3"]
@@ -268,18 +273,28 @@ def enumerate_cases(level: str) -> list[Case]:
     return list(seen.values())
 
 
-def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
-    S, F = "standard", "full"
-    # smoke: one per kind
+S, F = "standard", "full"
+
+
+def _generate() -> Iterator[Case]:
+    """Every case of every level, in the order the coverage rules are listed (the first of equal IDs wins)."""
+    for rule in COVERAGE_RULES:
+        yield from rule()
+
+
+def _smoke_and_type_pairs() -> Iterator[Case]:
+    """smoke: one per kind; all 25 mxf8f6f4 type pairs (SF IDs rotate so every ID meets several pairs)."""
     yield make_case("smoke", "mxf8f6f4", None, atype="e4m3", btype="e4m3")
     yield make_case("smoke", "mxf4", "2X")
     yield make_case("smoke", "mxf4nvf4", "4X", stype="ue4m3")
-    # all 25 type pairs (SF IDs rotate so every ID meets several pairs)
     for i, (a, b) in enumerate((a, b) for a in F8 for b in F8):
         yield make_case(S, "mxf8f6f4", None, atype=a, btype=b, sfa_id=i % 4, sfb_id=(i // 4) % 4, seed=i)
         yield make_case(F, "mxf8f6f4", "1X", cg=2, m=256, n=128, atype=a, btype=b, seed=i)
         yield make_case(F, "mxf8f6f4", "block32", cg=2, m=128, n=64, atype=a, btype=b, seed=i)
-    # every shape family x spelling x representative N (full: every N)
+
+
+def _shape_families() -> Iterator[Case]:
+    """Every shape family x spelling x representative N (full: every N)."""
     for s in _shapes():
         if s.sparse or s.K == 96:
             continue
@@ -293,7 +308,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                 yield make_case(F, s.kind, sv, cg=s.cta_group, m=s.M, n=n, stype=st, seed=n,
                                 atype="e5m2" if s.kind == "mxf8f6f4" else "e2m1",
                                 btype="e3m2" if s.kind == "mxf8f6f4" else "e2m1")
-    # every SF ID pair (cta_group::1, both staging paths for a subset)
+
+
+def _sf_ids_and_staging() -> Iterator[Case]:
+    """Every SF ID pair (cta_group::1, both staging paths for a subset); cp and st for every kind/cta_group/M."""
     for sfa in range(4):
         for sfb in range(4):
             yield make_case(S, "mxf8f6f4", "block32", atype="e4m3", btype="e5m2", sfa_id=sfa, sfb_id=sfb,
@@ -307,14 +325,16 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                     yield make_case(S, kind, sv, stype=st, sfa_id=sfa, sfb_id=sfb, n=72)
                     yield make_case(S, kind, sv, cg=2, m=128, n=256, stype=st, sfa_id=sfa, sfb_id=sfb,
                                     sf_stage="cp")
-    # SF staging: cp and st for every kind/cta_group/M
     for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4", "block32", "ue8m0"),
                          ("mxf4nvf4", "block16", "ue4m3")):
         for cg, m in ((1, 128), (2, 128), (2, 256)):
             for stage in ("st", "cp"):
                 yield make_case(S, kind, sv, cg=cg, m=m, n=256 if cg == 2 else 128, stype=st,
                                 atype="e4m3", btype="e2m3", sf_stage=stage)
-    # transpose (MN-major) for 8-bit types, every swizzle
+
+
+def _majors_and_swizzles() -> Iterator[Case]:
+    """Transpose (MN-major) for 8-bit types and K-major for every container, every swizzle."""
     for sw in ("none", "32B", "64B", "128B"):
         for ta, tb in ((1, 0), (0, 1), (1, 1)):
             yield make_case(S, "mxf8f6f4", None, n=128, atype="e4m3", btype="e5m2", transpose_a=ta,
@@ -324,25 +344,30 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     # Table 52 row 3 excludes this combination: a probe of what the hardware does, not a pass/fail case.
     yield make_case(S, "mxf8f6f4", None, n=128, atype="e4m3", btype="e4m3", transpose_a=1,
                     swizzle_a="128B_base32B", swizzle_b="128B", recipe="probe:t52_excluded_swizzle")
-    # K-major swizzles for every container
     for sw in ("none", "32B", "64B", "128B"):
         for a, b in (("e4m3", "e2m1"), ("e3m2", "e2m3")):
             yield make_case(S, "mxf8f6f4", None, atype=a, btype=b, swizzle_a=sw, swizzle_b=sw, n=96)
         yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", swizzle_a=sw, swizzle_b=sw, n=96)
         yield make_case(S, "mxf4", "2X", swizzle_a=sw, swizzle_b=sw, n=104)
-    # negate and enable-input-d
+
+
+def _negate_enable_d_a_tmem() -> Iterator[Case]:
+    """Negate and enable-input-d; A from tensor memory (8-bit: exact; 4/6-bit holders are a probe)."""
     for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "4X")):
         for na, nb in ((1, 0), (0, 1), (1, 1)):
             yield make_case(S, kind, sv, atype="e4m3", btype="e2m1", negate_a=na, negate_b=nb)
         for cg, m in ((1, 128), (2, 128), (2, 256)):
             yield make_case(S, kind, sv, cg=cg, m=m, n=128, atype="e2m3", btype="e3m2", enable_d=True)
-    # A from tensor memory (8-bit: exact; 4/6-bit holders are a probe)
     for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "block16")):
         for cg, m in ((1, 128), (2, 256)):
             yield make_case(S, kind, sv, cg=cg, m=m, n=128, a_tmem=True, atype="e4m3", btype="e5m2")
     for a in ("e2m1", "e2m3", "e3m2"):
         yield make_case(S, "mxf8f6f4", None, a_tmem=True, atype=a, btype="e4m3", recipe="probe:a_tmem_holder")
-    # collector sequences (A reused from the collector; B advances) and multi-MMA K loops
+
+
+def _collectors_k96_sparse() -> Iterator[Case]:
+    """Collector sequences (A reused from the collector; B advances) and multi-MMA K loops; K = 96
+    (sm_103a: M=256 cta_group::2, N<=128 and N>128 SFB layouts, every SF ID); sparse (.sp: metadata is a probe)."""
     for coll in (("fill", "use", "lastuse"), ("fill", "lastuse"), ("discard",), ("fill", "use", "use", "lastuse")):
         yield make_case(S, "mxf8f6f4", None, collectors=coll, atype="e4m3", btype="e4m3", a_reuse=True)
         yield make_case(S, "mxf4nvf4", "4X", collectors=coll, stype="ue4m3", a_reuse=True, a_tmem=False)
@@ -350,7 +375,6 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
         yield make_case(S, kind, sv, collectors=(None,) * 4, stype=st, n=256, atype="e4m3", btype="e4m3")
         yield make_case(S, kind, sv, cg=2, m=256, n=256, collectors=(None,) * 4, stype=st, atype="e2m1",
                         btype="e4m3", sf_stage="cp")
-    # K = 96 (sm_103a): M=256 cta_group::2, N<=128 and N>128 SFB layouts, every SF ID
     for kind, spells in K96_SPELLINGS.items():
         for sv, st in spells:
             ids = (0, 1, 2, 3) if sv == "block32" else (0, 2)
@@ -359,12 +383,15 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                     yield make_case(S, kind, sv, cg=2, m=256, n=n, stype=st, k96=True, sfa_id=sid,
                                     sfb_id=ids[(ids.index(sid) + 1) % len(ids)],
                                     sf_stage="cp" if n > 128 else "st")
-    # sparse (.sp): metadata layout is a probe
     for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4", "2X", "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
         for cg, m in ((1, 128), (2, 256)):
             yield make_case(S, kind, sv, cg=cg, m=m, n=128, sparse=True, stype=st, atype="e4m3",
                             btype="e2m1", recipe="probe:sparse_meta")
-    # probes
+
+
+def _sf_probes() -> Iterator[Case]:
+    """Probes of scale-factor placement, the SF address bits, MN-major sub-byte types and Layout B's SFB;
+    tcgen05.cp decompression, raw cells read back (no MMA issued; the form's module is reused)."""
     for q in range(4):
         yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", sf_quadrant_only=q,
                         recipe="probe:sf_quadrant")
@@ -377,11 +404,14 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
                         swizzle_a="128B", swizzle_b="128B", recipe="probe:mn_major_sub8")
     for n in (96, 160):
         yield make_case(S, "mxf4nvf4", "4X", cg=2, m=128, n=n, stype="ue4m3", recipe="probe:layoutB_sfb")
-    # tcgen05.cp decompression, raw cells read back (no MMA issued; the form's module is reused)
     for src in ("b4x16_p64", "b6x16_p32"):
         for shape in ("128x128b", "32x128b"):
             yield make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", cp_probe=src, cp_shape=shape,
                             recipe="probe:cp_decompress", extra_rows=("S9.7.16.9.1", "S9.7.16.9.2"))
+
+
+def _descriptor_probes() -> Iterator[Case]:
+    """Shared-memory descriptor readings: base offset, absolute LBO, a start address above 128 KiB."""
     # descriptor base offset != 0: A and/or B start inside their swizzle repeat
     # (an offset x with x != -x modulo the pattern's 2^B rows tells "subtract" from "add": 128B x = 3, 5; 64B and
     # 128B_base32B x = 1, 3; for 32B (B = 1) the two readings are one)
@@ -402,6 +432,10 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     # found a field width one short that no case could see)
     yield make_case(S, "mxf8f6f4", None, n=64, atype="e4m3", btype="e4m3", b_base_shift=128 * 1024,
                     extra_rows=("T40.1",))
+
+
+def _scale_and_collector_probes() -> Iterator[Case]:
+    """The UE4M3 NaN scale, a peer SFB copy unlike the leader's, collector reuse behind a decoy A."""
     # the UE4M3 NaN scale 0x7F by design (one CTA and a pair, st and cp staging)
     yield make_case(S, "mxf4nvf4", "4X", stype="ue4m3", n=64, sf_nan_7f=True, recipe="probe:ue4m3_nan_scale")
     yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=128, stype="ue4m3", sf_nan_7f=True, sf_stage="cp",
@@ -421,21 +455,27 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     for kind, sv, st in (("mxf8f6f4", None, "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
         yield make_case(S, kind, sv, collectors=("fill", "use", "lastuse"), atype="e4m3", btype="e4m3", stype=st,
                         a_reuse=True, a_overwrite=True, recipe="probe:collector_reuse")
-    # tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py)
-    from suites.tcgen05_blockscale import features
 
+
+def _features_and_plain() -> Iterator[Case]:
+    """tcgen05.ld/st of every shape x num and tcgen05.shift, position-coded (features.py); .ws collector
+    buffers b0-b3 and the disable-output-lane mask (kind::f8f6f4: plain.py)."""
     yield from features.cases(SUITE)
-    # .ws collector buffers b0-b3 and the disable-output-lane mask (kind::f8f6f4: plain.py)
-    from suites.tcgen05_blockscale import plain
-
     yield from plain.cases(SUITE)
-    # controls of the comparator (never a spec reading: they cite no row)
+
+
+def _controls() -> Iterator[Case]:
+    """Controls of the comparator (never a spec reading: they cite no row)."""
     for name in CONTROLS:
         extra = dict(sf_stage="cp", drop_cps=True) if name == "sf_cp_missing" else {}
-        c = make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", n=64, recipe=f"control:{name}", **extra)
+        c = make_case(S, "mxf8f6f4", None, atype="e4m3", btype="e4m3", n=64, recipe=str(Recipe(CONTROL, name)),
+                      **extra)
         yield replace(c, spec_rows=())
-    # random data vs the numeric model (observe: the model is a published hypothesis)
-    rnd = "random:" + NUMERIC_MODEL
+
+
+def _random_data() -> Iterator[Case]:
+    """Random data vs the numeric model (observe: the model is a published hypothesis)."""
+    rnd = str(Recipe(RANDOM, NUMERIC_MODEL))
     for a, b in (("e4m3", "e4m3"), ("e5m2", "e2m1"), ("e3m2", "e2m3")):
         yield make_case(S, "mxf8f6f4", None, n=64, atype=a, btype=b, recipe=rnd, seed=11)
     yield make_case(S, "mxf8f6f4", "block32", n=128, atype="e4m3", btype="e5m2", enable_d=True, recipe=rnd, seed=12)
@@ -445,6 +485,14 @@ def _generate() -> Iterator[Case]:  # noqa: C901 - a flat list of coverage rules
     yield make_case(S, "mxf4nvf4", "4X", n=64, stype="ue4m3", enable_d=True, negate_a=1, recipe=rnd, seed=15)
     yield make_case(S, "mxf4nvf4", "block32", cg=2, m=128, n=128, recipe=rnd, seed=16)
     yield make_case(S, "mxf4nvf4", "block16", cg=2, m=256, n=64, k96=True, stype="ue4m3", recipe=rnd, seed=17)
+
+
+COVERAGE_RULES: tuple[Callable[[], Iterator[Case]], ...] = (
+    _smoke_and_type_pairs, _shape_families, _sf_ids_and_staging, _majors_and_swizzles, _negate_enable_d_a_tmem,
+    _collectors_k96_sparse, _sf_probes, _descriptor_probes, _scale_and_collector_probes, _features_and_plain,
+    _controls, _random_data,
+)
+"""The suite's coverage rules, in case-list order (the module docstring says what standard and full cover)."""
 
 
 CONTROLS: dict[str, tuple[str, str]] = {
@@ -472,4 +520,4 @@ way, must get the named verdict. They are what catches a comparator that accepts
 
 def is_probe(case: Case) -> bool:
     """Probe cases compare in ``observe`` mode: the spec leaves the answer open."""
-    return case.recipe.startswith("probe:")
+    return case.parsed_recipe.is_kind(PROBE)

@@ -10,13 +10,16 @@ these kernels the suite's verdicts are about the model's reading of the spec onl
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as CR
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
 from mmacts.core.driver import Driver, Expectation, LaunchResult
+from mmacts.core.recipe import CONTROL, PROBE, Recipe
 from mmacts.ptx import tcgen05_kernels as K
 from reference.tcgen05_model import machine
 from suites.tcgen05_blockscale import build as B
@@ -28,12 +31,13 @@ from suites.tcgen05_blockscale.probes import PROBES
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
 """Arch-specific ('a') cubins run only on their exact compute capability."""
+SFB_PEER_COPY = Recipe(PROBE, "sfb_peer_copy")
+SMEM_BASE_OFFSET = Recipe(PROBE, "smem_base_offset")
 
 
 def _form(case: Case) -> K.KernelForm:
-    f = dict(case.form)
-    f["collectors"] = tuple(f.get("collectors", (None,)))
-    return K.KernelForm(**f)
+    """The kernel form of an MMA case (its form record's fields are the kernel form's)."""
+    return K.KernelForm(**case.form)
 
 
 def device_reason(cc: tuple[int, int], arch: str) -> str | None:
@@ -74,29 +78,27 @@ class Tcgen05BlockScaleDriver(Driver):
             return FT.expected(case, inputs)
         if PL.is_plain(case):
             return PL.expectation(case, inputs)
-        rt = case.runtime
-        if case.recipe.startswith("control:"):
-            return control_expectation(case, B.expected_d(inputs, case.form["kind"]))
+        rt, kind, recipe = case.runtime, case.form.kind, case.parsed_recipe
+        if recipe.is_kind(CONTROL):
+            return control_expectation(case, B.expected_d(inputs, kind))
         if "raw_codes" in inputs.extra:
             return Expectation(want=B.expected_raw_cells(inputs), mode="observe",
-                               note=f"PROBE {case.recipe.split(':', 1)[1]}: {PROBES['cp_decompress']}. 'want' "
+                               note=f"PROBE {recipe.name}: {PROBES['cp_decompress']}. 'want' "
                                     "is the FP4 [5:2] / FP6 [6:1] container reading; the raw cells are the observation")
-        flags = dict(negate_a=bool(rt.get("negate_a")), negate_b=bool(rt.get("negate_b")))
+        flags = dict(negate_a=bool(rt.negate_a), negate_b=bool(rt.negate_b))
         if B.is_random(case):
             model = C.numeric_model_of(case)
-            return Expectation(want=B.expected_model(inputs, case.form["kind"], model, **flags), mode="observe",
+            return Expectation(want=B.expected_model(inputs, kind, model, **flags), mode="observe",
                                note=f"random data vs numeric model {model} ({C.MODEL_NOTE}); observe until "
                                     "the model is confirmed on hardware")
-        want = B.expected_d(inputs, case.form["kind"], **flags)
-        if case.recipe == "probe:sfb_peer_copy":  # each CTA's own SFB copy is the hypothesis
-            want = B.expected_peer_sfb(inputs, case.form["kind"], **flags)
-        if case.recipe == "probe:smem_base_offset":  # the reference's descriptor walk is the hypothesis
-            from dataclasses import replace as _replace
-
+        want = B.expected_d(inputs, kind, **flags)
+        if recipe == SFB_PEER_COPY:  # each CTA's own SFB copy is the hypothesis
+            want = B.expected_peer_sfb(inputs, kind, **flags)
+        if recipe == SMEM_BASE_OFFSET:  # the reference's descriptor walk is the hypothesis
             a, b = B.walked_operands(inputs)
-            want = B.expected_d(_replace(inputs, a=a, b=b), case.form["kind"], **flags)
+            want = B.expected_d(replace(inputs, a=a, b=b), kind, **flags)
         if C.is_probe(case):
-            name = case.recipe.split(":", 1)[1]
+            name = recipe.name
             what = ("the product of A and B as the reference's descriptor walk reads the images"
                     if name == "smem_base_offset" else "the logical answer")
             return Expectation(want=want, mode="observe",
@@ -122,8 +124,6 @@ class Tcgen05BlockScaleDriver(Driver):
 
     def launch(self, cases: list[Case], inputs: list[B.CaseInputs], module: Any) -> list[LaunchResult]:
         """Launch every runnable case of one form in one grid (one CTA / CTA pair per case)."""
-        from mmacts.backends import cuda_runtime as CR
-
         mod = CR.as_module(module)
         cc = tuple(getattr(mod.rt.info, "compute_capability", (0, 0)))
         if cases and FT.is_feature(cases[0]):
@@ -197,7 +197,7 @@ CONTROL_TOL = 1.0 / 16
 def control_expectation(case: Case, want: np.ndarray) -> Expectation:
     """The expectation of a comparator control (``C.CONTROLS``): the exact D, perturbed on the want side
     where the control says so, and the verdict the comparison must give."""
-    name = case.recipe.split(":", 1)[1]
+    name = case.parsed_recipe.name
     verdict, what = C.CONTROLS[name]
     want = np.array(want, dtype=np.float32)
     w = {"nan_want": np.nan, "nan_both": np.nan, "signed_zero": 0.0, "inf_sign": np.inf, "inf_both": np.inf,
@@ -214,9 +214,9 @@ def control_expectation(case: Case, want: np.ndarray) -> Expectation:
 
 def control_got(case: Case, got: np.ndarray) -> np.ndarray:
     """A control's perturbation of the kernel's real result (the identity for every other case)."""
-    if not case.recipe.startswith("control:"):
+    if not case.parsed_recipe.is_kind(CONTROL):
         return got
-    name = case.recipe.split(":", 1)[1]
+    name = case.parsed_recipe.name
     got = np.array(got, dtype=np.float32)
     g = {"nan_got": np.nan, "nan_both": np.nan, "signed_zero": -0.0, "signed_zero_asked": -0.0,
          "signed_zero_asked_same": -0.0, "inf_got": np.inf, "inf_sign": -np.inf,
@@ -245,8 +245,8 @@ _INPUT_CACHE_SIZE = 8
 
 
 def _inputs(case: Case) -> B.CaseInputs:
-    """Built inputs of ``case``, kept for the last few case IDs (``Case`` holds dicts, so it is
-    not hashable: the ID names every field and the recipe). ``diagnose`` rebuilds alternatives
+    """Built inputs of ``case``, kept for the last few case IDs (the ID names every field that
+    differs and the recipe). ``diagnose`` rebuilds alternatives
     of the case it just ran; the executor's own path builds each case once."""
     hit = _INPUT_CACHE.get(case.case_id)
     if hit is None:
@@ -259,18 +259,15 @@ def _inputs(case: Case) -> B.CaseInputs:
 
 def _alternatives(case: Case) -> dict[str, Any]:
     """Predictions with one knob changed, for ``diagnose.match_alternatives``."""
-    from dataclasses import replace
-
-    rt = dict(case.runtime)
-    kind = case.form["kind"]
+    rt = case.runtime
+    kind = case.form.kind
     alts: dict[str, Any] = {}
     ids = (0, 1, 2, 3) if kind == "mxf8f6f4" else (0, 2)
-    for key in ("sfa_id", "sfb_id"):
+    for key, now in (("sfa_id", rt.sfa_id), ("sfb_id", rt.sfb_id)):
         for v in ids:
-            if v == rt.get(key, 0):
+            if v == now:
                 continue
-            alt_rt = dict(rt, **{key: v})
-            alt_case = replace(case, runtime=alt_rt)
+            alt_case = replace(case, runtime=rt.replace(**{key: v}))
 
             def fn(ac=alt_case, true_case=case):
                 # same logical data, encoded with another SF ID: what the MMA computes if it read
@@ -284,11 +281,11 @@ def _alternatives(case: Case) -> dict[str, Any]:
                 dumps = machine.run(_form(ac), inp_alt.programs)
                 return machine.decode_d(dumps, inp_true.layout, inp_true.m, inp_true.n)
 
-            alts[f"{key}={v} (instead of {rt.get(key, 0)})"] = fn
+            alts[f"{key}={v} (instead of {now})"] = fn
     for key in ("negate_a", "negate_b"):
         def neg(k=key):
             inp = _inputs(case)
-            flags = {"negate_a": bool(rt.get("negate_a")), "negate_b": bool(rt.get("negate_b"))}
+            flags = {"negate_a": bool(rt.negate_a), "negate_b": bool(rt.negate_b)}
             flags[k] = not flags[k]
             return B.expected_d(inp, kind, **flags)
 

@@ -23,16 +23,19 @@ The expected values come from the reference (``reference.tcgen05.tmem_image``), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from mmacts.backends import cuda_runtime as CR
 from mmacts.cases.model import Case
 from mmacts.compare.compare import SIGNED_ZERO_MODE
 from mmacts.core.driver import Expectation, LaunchResult
+from mmacts.core.recipe import PROBE
 from mmacts.ptx import tcgen05_feature_kernels as FK
 from reference.tcgen05 import tmem_image as TI
+from suites.tcgen05_blockscale.fields import FeatureCaseForm, OperandRuntime
 from suites.tcgen05_blockscale.probes import PROBES
 
 PRE_BASE = 0x40000000
@@ -42,28 +45,25 @@ SHAPES = tuple(FK.LDST_NUMS)
 LDST_PROBE = "probe:ldst_fragments"
 SHIFT_PROBE = "probe:shift_row_scope"
 LANE_BASE_PROBE = "probe:ldst_lane_base"
+ROUNDTRIP = "feature:ldst-roundtrip"
+SHIFT = "feature:shift"
 
 
 def is_feature(case: Case) -> bool:
-    return bool(case.form.get("feature"))
-
-
-_FORM_FIELDS = tuple(f.name for f in fields(FK.FeatureForm))
-"""The case form's keys a feature kernel's form takes (feature, shape, arch, lane_base, pack)."""
+    return isinstance(case.form, FeatureCaseForm)
 
 
 def form_of(case: Case) -> FK.FeatureForm:
-    return FK.FeatureForm(**{k: case.form[k] for k in _FORM_FIELDS if k in case.form})
+    """The feature kernel's form of ``case`` (a feature case: its form is a :class:`FeatureCaseForm`)."""
+    f = case.form
+    return FK.FeatureForm(feature=f.feature, shape=f.shape, arch=f.arch, lane_base=f.lane_base, pack=f.pack)
 
 
 def _case(suite: str, case_id: str, feature: str, shape: str, recipe: str, rows: tuple[str, ...],
           instruction: str, lane_base: int = 0, pack: bool = False) -> Case:
-    # the MMA form's keys too (kind "none", no MMA): code that reads any tcgen05 case's form keeps working
-    form = {"feature": feature, "shape": shape, "arch": "sm_100a", "kind": "none", "scale_vec": None,
-            "cta_group": 1, "sparse": False, "a_tmem": False, "collectors": (None,),
-            **({"lane_base": lane_base} if lane_base else {}), **({"pack": True} if pack else {})}
-    runtime = {"m": 0, "n": 0, "k96": False, "atype": "none", "btype": "none", "stype": "none",
-               "sfa_id": 0, "sfb_id": 0, "sf_stage": "none"}
+    # the MMA form's fields too (kind "none", no MMA): code that reads any tcgen05 case's form keeps working
+    form = FeatureCaseForm(feature=feature, shape=shape, lane_base=lane_base, pack=pack)
+    runtime = OperandRuntime(m=0, n=0, atype="none", btype="none", stype="none", sf_stage="none")
     return Case(case_id=case_id, suite=suite, instruction=instruction, arch="sm_100a", spec_rows=rows,
                 level="standard", form=form, runtime=runtime, recipe=recipe, seed=0)
 
@@ -79,8 +79,8 @@ def cases(suite: str) -> list[Case]:
     for shape in SHAPES:
         nums = f"x{FK.LDST_NUMS[shape][0]}-x{FK.LDST_NUMS[shape][-1]}"
         sync = ("S9.7.16.8.3", "T46.5")  # tcgen05.wait::ld / ::st before the registers / cells are used
-        out.append(_case(suite, f"tcgen05.ldst.{shape}.{nums}.feature:ldst-roundtrip", "ldst", shape,
-                         "feature:ldst-roundtrip", _num_rows(47, shape) + _num_rows(48, shape) + sync,
+        out.append(_case(suite, f"tcgen05.ldst.{shape}.{nums}.{ROUNDTRIP}", "ldst", shape, ROUNDTRIP,
+                         _num_rows(47, shape) + _num_rows(48, shape) + sync,
                          f"tcgen05.ld/st.sync.aligned.{shape}.x*.b32"))
         exact = shape == "32x32b"
         for what, table, op in (("load", 47, "ld"), ("store", 48, "st")):
@@ -98,7 +98,7 @@ def cases(suite: str) -> list[Case]:
                              "ldst", "16x64b", LANE_BASE_PROBE, (), f"tcgen05.{op}.sync.aligned.16x64b.x*{q}.b32",
                              lane_base=8, pack=pack))
     shift = "tcgen05.shift.cta_group::1.down"
-    out.append(_case(suite, "tcgen05.shift.cg1.down.lane96.feature:shift", "shift", "", "feature:shift",
+    out.append(_case(suite, f"tcgen05.shift.cg1.down.lane96.{SHIFT}", "shift", "", SHIFT,
                      ("S9.7.16.9.3", "T46.1", "T46.3"), shift))
     out.append(_case(suite, f"tcgen05.shift.cg1.down.lane0.{SHIFT_PROBE}", "shift", "", SHIFT_PROBE, (), shift))
     return out
@@ -184,7 +184,7 @@ def want_shift(inp: FeatureInputs) -> np.ndarray:
 
 def _shift_cols(case: Case) -> slice:
     """The exact case judges columns 0-15 (its block, 3-10, and unshifted neighbours), the probe 16-23."""
-    return slice(0, 16) if case.recipe == "feature:shift" else slice(16, 24)
+    return slice(0, 16) if case.recipe == SHIFT else slice(16, 24)
 
 
 def _f32(x: np.ndarray) -> np.ndarray:
@@ -197,7 +197,7 @@ def view(case: Case, inp: FeatureInputs, raw: np.ndarray) -> np.ndarray:
     if form.feature == "shift":
         return _f32(raw[:, -form.dump_cols:][:, _shift_cols(case)])
     n = FK.total_regs(form.shape, form.pack)
-    if case.recipe == "feature:ldst-roundtrip":
+    if case.recipe == ROUNDTRIP:
         return _f32(raw[:, n:2 * n])
     if ".load." in case.case_id:
         return _f32(raw[:, :n])
@@ -210,22 +210,20 @@ def expected(case: Case, inp: FeatureInputs) -> Expectation:
     form = inp.form
     if form.feature == "shift":
         want = _f32(want_shift(inp)[:, _shift_cols(case)])
-    elif case.recipe == "feature:ldst-roundtrip":
+    elif case.recipe == ROUNDTRIP:
         want = _f32(want_roundtrip(inp))
     elif ".load." in case.case_id:
         want = _f32(want_load(inp))
     else:
         want = _f32(want_store(inp))
-    if case.recipe.startswith("probe:"):
-        name = case.recipe.split(":", 1)[1]
+    if case.parsed_recipe.is_kind(PROBE):
+        name = case.parsed_recipe.name
         return Expectation(want=want, mode="observe", note=f"PROBE {name}: {PROBES[name]}")
     return Expectation(want=want, mode=SIGNED_ZERO_MODE, note="position-coded raw cells / registers, bit for bit")
 
 
 def run(cases: list[Case], inputs: list[FeatureInputs], module: Any) -> list[LaunchResult]:
     """One launch per form: one CTA per case."""
-    from mmacts.backends import cuda_runtime as CR
-
     mod = CR.as_module(module)
     form = inputs[0].form
     pre = np.concatenate([i.pre for i in inputs], axis=0)

@@ -44,6 +44,7 @@ import numpy as np
 
 from mmacts.cases.model import Case
 from mmacts.core.driver import Expectation
+from mmacts.core.recipe import PLAIN
 from mmacts.ptx.tcgen05_kernels import KernelForm
 from reference import formats as F
 from reference import gemm as G
@@ -54,6 +55,7 @@ from reference.tcgen05_model import machine
 from reference.tcgen05_model.program import CtaProgram, MmaOperands
 from suites.tcgen05_blockscale import build as B
 from suites.tcgen05_blockscale.build import CaseInputs
+from suites.tcgen05_blockscale.fields import PlainForm, PlainRuntime
 
 KIND, M, N, K = "f8f6f4", 128, 64, 32
 WS_SEQUENCES: tuple[tuple[str, ...], ...] = (
@@ -69,7 +71,7 @@ TMEM_COLS = 512
 
 
 def is_plain(case: Case) -> bool:
-    return case.recipe.startswith("plain:")
+    return case.parsed_recipe.is_kind(PLAIN)
 
 
 @dataclass(frozen=True)
@@ -128,11 +130,10 @@ SPARSE_NOTE = ("observe: the sparsity metadata's place in tensor memory is open 
 def _shape_case(suite: str, sh: Shape) -> Case:
 
     cg = sh.cta_group
-    form = dict(kind=sh.kind, scale_vec=None, cta_group=cg, sparse=sh.sparse, a_tmem=sh.a_tmem, collectors=(None,),
-                arch="sm_100a", block_scale=False, ws=False, dol=False)
+    form = PlainForm(kind=sh.kind, cta_group=cg, sparse=sh.sparse, a_tmem=sh.a_tmem)
     bfmt = sh.b_fmt or sh.fmt
-    runtime = dict(m=sh.m, n=sh.n, k96=False, atype=sh.fmt, btype=bfmt, stype="none", sfa_id=0, sfb_id=0,
-                   sf_stage="none", enable_d=True, d_lane=sh.d_lane, d_type=sh.d_type, negate_a=sh.negate_a)
+    runtime = PlainRuntime(m=sh.m, n=sh.n, atype=sh.fmt, btype=bfmt, stype="none", sf_stage="none", enable_d=True,
+                           d_lane=sh.d_lane, d_type=sh.d_type, negate_a=sh.negate_a)
     cid = ".".join([sh.kind, f"cg{cg}", "sp" if sh.sparse else "dense", f"M{sh.m}N{sh.n}", f"{sh.fmt}x{bfmt}",
                     *(["Atmem"] if sh.a_tmem else []), *([f"dlane{sh.d_lane}"] if sh.d_lane else []),
                     *([f"d{sh.d_type.upper()}"] if sh.d_type else []), *(["negate_a"] if sh.negate_a else []),
@@ -147,10 +148,8 @@ def _shape_case(suite: str, sh: Shape) -> Case:
 def _case(suite: str, cid: str, recipe: str, collectors: tuple[str | None, ...], ws: bool, dol: bool,
           rows: tuple[str, ...], extra: dict[str, Any]) -> Case:
 
-    form = dict(kind=KIND, scale_vec=None, cta_group=1, sparse=False, a_tmem=False, collectors=collectors,
-                arch="sm_100a", block_scale=False, ws=ws, dol=dol)
-    runtime = dict(m=M, n=N, k96=False, atype="e4m3", btype="e4m3", stype="none", sfa_id=0, sfb_id=0,
-                   sf_stage="none", **extra)
+    form = PlainForm(kind=KIND, collectors=collectors, ws=ws, dol=dol)
+    runtime = PlainRuntime.of(extra, m=M, n=N, atype="e4m3", btype="e4m3", stype="none", sf_stage="none")
     return Case(case_id=cid, suite=suite, instruction=KernelForm(**form).instruction(collectors[0]), arch="sm_100a",
                 spec_rows=rows, level="standard", form=form, runtime=runtime, recipe=recipe, seed=len(cid))
 
@@ -165,7 +164,7 @@ def cases(suite: str) -> list[Case]:
     for i, mask in enumerate(DOL_MASKS):
         tag = "-".join(f"{w:08x}" for w in mask)
         out.append(_case(suite, f"f8f6f4.cg1.dense.M{M}N{N}.e4m3xe4m3.dol-{tag}.plain:dol", "plain:dol", (None,),
-                         False, True, ("T39.23", "S9.7.16.10.9.1", *common), {"dol": list(mask), "dol_index": i}))
+                         False, True, ("T39.23", "S9.7.16.10.9.1", *common), {"dol": tuple(mask), "dol_index": i}))
     out += [_shape_case(suite, sh) for sh in SHAPES]
     return out
 
@@ -203,10 +202,10 @@ def make_inputs(case: Case) -> Any:
 
     if case.recipe in SHAPE_RECIPES:
         return make_shape_inputs(case)
-    seq = tuple(case.form["collectors"])
+    seq = case.form.collectors
     rng = np.random.default_rng(case.seed + 4242)
     nmma = len(seq)
-    bidx = _buffers(seq) if case.form.get("ws") else list(range(nmma))
+    bidx = _buffers(seq) if case.form.ws else list(range(nmma))
     nb = max(bidx) + 1
     a = _codes(rng, (M, K * nmma))
     bs = [_codes(rng, (K, N)) for _ in range(nb)]
@@ -224,7 +223,7 @@ def make_inputs(case: Case) -> Any:
     layout = machine.layout_of(M, 1)
     preload = np.zeros((128, TMEM_COLS), dtype=np.uint32)
     c = None
-    dol = case.runtime.get("dol")
+    dol = case.runtime.dol
     if dol is not None:  # position-coded old D: lane l, column n holds (l * 64 + n) / 4
         c = ((np.arange(M)[:, None] * 64 + np.arange(N)[None, :]) / 4.0).astype(np.float32)
         cta, lane, dcol = machine.d_placement(layout, M, N)
@@ -331,9 +330,9 @@ def make_shape_inputs(case: Case) -> Any:
     ``extra`` for ``expected_shape`` (the answer never comes from an encoding)."""
 
     fm, rt = case.form, case.runtime
-    kind, afmt, bfmt, cg, sparse = fm["kind"], rt["atype"], rt["btype"], int(fm["cta_group"]), bool(fm["sparse"])
-    d_type, negate_a = str(rt.get("d_type") or ""), bool(rt["negate_a"])
-    m, n = int(rt["m"]), int(rt["n"])
+    kind, afmt, bfmt, cg, sparse = fm.kind, rt.atype, rt.btype, int(fm.cta_group), bool(fm.sparse)
+    d_type, negate_a = str(rt.d_type or ""), bool(rt.negate_a)
+    m, n = int(rt.m), int(rt.n)
     k = SHAPE_K[kind] * (2 if sparse else 1)
     rng = np.random.default_rng(case.seed + 4242)
     saturate = case.recipe == SATURATE_RECIPE
@@ -359,7 +358,7 @@ def make_shape_inputs(case: Case) -> Any:
         c_bits = c.astype(np.int32).view(np.uint32)
     else:
         c_bits = c.astype(np.float32).view(np.uint32)
-    d_lane = int(rt.get("d_lane", 0))
+    d_lane = int(rt.d_lane)
     cta, lane, dcol = TI.d_lane_col(layout, n, lane_align=d_lane)
     elem, elem_b = _CONTAINER[afmt], _CONTAINER[bfmt]
     rows_a, cols_b = m // cg, n // cg
@@ -369,7 +368,7 @@ def make_shape_inputs(case: Case) -> Any:
         b_rows = b_codes[:, v * cols_b:(v + 1) * cols_b].T  # (N / cg, K)
         pieces, base = [], 0
         a_op = TI.taddr(0, A_COL)
-        if not fm["a_tmem"]:
+        if not fm.a_tmem:
             sm_a, img_a = encode_operand(B._pad_contig(a_rows, "K", elem, "128B"), major="K", swizzle="128B",
                                          elem=elem, base_address=0)
             pieces.append((0, sm_a))
@@ -386,7 +385,7 @@ def make_shape_inputs(case: Case) -> Any:
         pre = np.zeros((128, TMEM_COLS), dtype=np.uint32)
         sel = cta == v
         pre[lane[sel], dcol[sel]] = c_bits[sel]
-        if fm["a_tmem"]:
+        if fm.a_tmem:
             img = TI.write_a(TI.new_tmem(), a_rows, addr=TI.taddr(0, A_COL), elem=elem, datapath="4x1")
             pre[:, A_COL:META_COL] = img[:, A_COL:META_COL]
         if sparse:
@@ -432,7 +431,7 @@ def expectation(case: Case, inp: Any) -> Any:
     if case.recipe not in SHAPE_RECIPES:
         return Expectation(want=expected_d(inp), mode="exact",
                            note="exact by construction (kind::f8f6f4, unit scales; reference.gemm)")
-    if case.form["sparse"]:
+    if case.form.sparse:
         return Expectation(want=expected_shape(inp), mode="observe", note=SPARSE_NOTE)
     return Expectation(want=expected_shape(inp), mode="exact",
-                       note=f"exact by construction (kind::{case.form['kind']}, position-coded old D; reference.gemm)")
+                       note=f"exact by construction (kind::{case.form.kind}, position-coded old D; reference.gemm)")
