@@ -22,3 +22,18 @@ def test_a_driver_is_looked_up_once_and_its_current_driver_served(monkeypatch: p
     with pytest.raises(KeyError):
         suites.load_driver("no_such_suite")
 
+
+
+def test_every_suite_driver_derives_from_driver_and_writes_only_its_hooks() -> None:
+    """Each suite's driver is a :class:`Driver` (no view probing its hooks by name) and defines no public method
+    the base class does not declare: a misspelt hook (``worth_cachng``) would be a method nobody calls while the
+    default ran in its place."""
+    from mmacts.core.driver import Driver
+    from mmacts.core.suites import load_driver, suite_names
+
+    for name in suite_names():
+        drv = load_driver(name)
+        assert isinstance(drv, Driver), name
+        own = {n for klass in type(drv).__mro__ if klass is not Driver and issubclass(klass, Driver)
+               for n, v in vars(klass).items() if callable(v) and not n.startswith("_")}
+        assert own <= set(dir(Driver)), (name, sorted(own - set(dir(Driver))))
