@@ -71,12 +71,13 @@ def test_the_measures_see_what_they_count(tmp_path: Path) -> None:
     (core / "a.py").write_text("from mmacts.runner import b\n")
     (runner / "b.py").write_text("def f():\n    from mmacts.core import a\n")
     body = "".join("    x = 1\n" for _ in range(A.LONG_FUNCTION))
-    (runner / "c.py").write_text(f"def long(case):\n    f = case.form\n    y = f['kind']\n{body}")
+    (runner / "c.py").write_text(f"def long(case):\n    f = case.form\n    y = f['kind']\n{body}"
+                                 "def unpacked(case):\n    fm, rt = case.form, case.runtime\n    return rt.get('m')\n")
     m = A.measure(tmp_path)
     assert [u.split(" ")[0] for u in m.upward] == ["mmacts/core/a.py:1"]
     assert m.file_cycles == [["mmacts.core.a", "mmacts.runner.b"]]
     assert m.package_cycles == [["mmacts.core", "mmacts.runner"]]
     assert (m.imports, m.imports_in_functions) == (2, 1)
     assert [x.split(" ")[1] for x in m.long_functions] == ["long"]
-    assert m.case_reads == ["mmacts/runner/c.py:3 'kind'"]
+    assert m.case_reads == ["mmacts/runner/c.py:3 'kind'", f"mmacts/runner/c.py:{A.LONG_FUNCTION + 6} 'm'"]
     assert _grown(m.counts(), {**m.counts(), "upward imports": 0}) == {"upward imports": (0, 1)}

@@ -229,6 +229,15 @@ def _string(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def _bindings(n: ast.Assign) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(target, value) pairs of an assignment, ``f, rt = case.form, case.runtime`` unpacked."""
+    for t in n.targets:
+        if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) and len(t.elts) == len(n.value.elts):
+            yield from zip(t.elts, n.value.elts)
+        else:
+            yield t, n.value
+
+
 def string_keyed_reads(path: Path) -> Iterator[tuple[int, str]]:
     """(line, key) of each string-keyed read of a case field; aliases are tracked per function body."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -237,8 +246,8 @@ def string_keyed_reads(path: Path) -> Iterator[tuple[int, str]]:
     seen: set[int] = set()
     for scope in scopes:
         body = list(ast.walk(scope))
-        aliases = {t.id for n in body if isinstance(n, ast.Assign) and _case_field(n.value, set())
-                   for t in n.targets if isinstance(t, ast.Name)}
+        aliases = {t.id for n in body if isinstance(n, ast.Assign) for t, v in _bindings(n)
+                   if isinstance(t, ast.Name) and _case_field(v, set())}
         for n in body:
             key = None
             if isinstance(n, ast.Subscript) and _case_field(n.value, aliases) and _string(n.slice):
