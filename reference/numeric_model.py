@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reference import formats as F
+from reference.gemm import exact_sum_round
 
 
 @dataclass(frozen=True)
@@ -221,14 +222,51 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
     becomes a*b*sa*sb and its exponent e_a + e_b + floor(log2 sa) + floor(log2 sb), i.e. a
     UE8M0 scale only moves the product in the alignment; a UE4M3 scale's significand joins it.
     """
+    params, out_fmt, key = _model_and_output(model, out_format)
+    op = params.out[key]
+    a, b, shape = _vector_operands(a, b, scale_a)
+    k = shape[-1]
+    v = int(np.prod(shape[:-1]))
+    c = np.zeros(v) if c is None else np.broadcast_to(np.asarray(c, dtype=np.float64), (v,)).copy()
+    if key == "fp16":
+        c = F.round_float(c, "fp16", "rne")
+    fa, fb = (F.get(in_format), F.get(in_format)) if isinstance(in_format, str) else tuple(
+        F.get(t) for t in in_format)
+    sa, sb = _expanded_scales(scale_a, scale_b, a, v, k)
+    terms = _KFirst(shape)
+    prods = terms.products(a, b, sa, sb)
+    nan, pinf, ninf = _special_inputs(prods, c)
+    a, b, sa, sb, changed = _finite_inputs(a, b, sa, sb)
+    c = np.where(np.isfinite(c), c, 0.0)
+    if not params.subnormals:
+        a = np.where(np.abs(a) < fa.min_normal, 0.0, a)
+        b = np.where(np.abs(b) < fb.min_normal, 0.0, b)
+        changed = True
+    if changed:
+        prods = terms.products(a, b, sa, sb)
+
+    if params.exact:
+        d = exact_sum_round(np.concatenate([prods.T, c[:, None]], axis=1), key, op.frmode)
+    else:
+        e = terms.exponents(a, b, sa, sb, fa, fb, prods)
+        d = _blocks(prods, e, c, out_fmt, op, params)
+    return np.where(nan | pinf | ninf, np.where(nan | (pinf & ninf), np.nan, np.where(pinf, np.inf, -np.inf)), d)
+
+
+def _model_and_output(model: str | ModelParams, out_format: str) -> tuple[ModelParams, F.Format, str]:
+    """The model's parameters, the output format and its key in ``ModelParams.out`` (``fp32``/``fp16``)."""
     if isinstance(model, str) and model not in MODELS:
         raise ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
     params = MODELS[model] if isinstance(model, str) else model
     out_fmt = F.get(out_format)
     if out_fmt.name not in ("f32", "f16"):
         raise ValueError(f"output format must be fp32 or fp16, not {out_format!r}")
-    key = "fp32" if out_fmt.name == "f32" else "fp16"
-    op = params.out[key]
+    return params, out_fmt, "fp32" if out_fmt.name == "f32" else "fp16"
+
+
+def _vector_operands(a: np.ndarray, b: np.ndarray, scale_a: np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """``a``, ``b`` as float64 arrays of at least two axes and their broadcast shape (..., K)."""
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
     try:
@@ -237,61 +275,83 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
         shape = ()
     if not shape or a.shape[-1] != b.shape[-1] or (scale_a is not None and a.shape != b.shape):
         raise ValueError(f"a {a.shape} and b {b.shape} differ")
-    # The vectors are the rows of (V, K). An operand may also be broadcast over the rows, e.g.
-    # dot(m, A[:, None, :], B.T[None, :, :]) for every row x column of a matrix product: the
-    # per-element work on it (finiteness, exponents) is then done once, not once per row.
-    k = shape[-1]
-    v = int(np.prod(shape[:-1]))
-    c = np.zeros(v) if c is None else np.broadcast_to(np.asarray(c, dtype=np.float64), (v,)).copy()
-    if key == "fp16":
-        c = F.round_float(c, "fp16", "rne")
-    fa, fb = (F.get(in_format), F.get(in_format)) if isinstance(in_format, str) else tuple(
-        F.get(t) for t in in_format)
+    return a, b, shape
 
+
+def _expanded_scales(scale_a: np.ndarray | None, scale_b: np.ndarray | None, a: np.ndarray, v: int, k: int
+                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The block scales repeated to one per element (V, K); (None, None) without scales."""
     if (scale_a is None) != (scale_b is None):
         raise ValueError("give both scale_a and scale_b, or neither")
-    if scale_a is not None:
-        sa = np.atleast_2d(np.asarray(scale_a, dtype=np.float64))
-        sb = np.atleast_2d(np.asarray(scale_b, dtype=np.float64))
-        if a.ndim != 2 or sa.shape != sb.shape or sa.shape[0] != v or k % sa.shape[1]:
-            raise ValueError(f"scales {sa.shape}/{sb.shape} do not fit vectors {a.shape}")
-        sa, sb = np.repeat(sa, k // sa.shape[1], axis=1), np.repeat(sb, k // sb.shape[1], axis=1)
-    else:
-        sa = sb = None  # unscaled: the products are a * b (the same bits as a * b * 1 * 1, fewer passes)
+    if scale_a is None:
+        return None, None  # unscaled: the products are a * b (the same bits as a * b * 1 * 1, fewer passes)
+    sa = np.atleast_2d(np.asarray(scale_a, dtype=np.float64))
+    sb = np.atleast_2d(np.asarray(scale_b, dtype=np.float64))
+    if a.ndim != 2 or sa.shape != sb.shape or sa.shape[0] != v or k % sa.shape[1]:
+        raise ValueError(f"scales {sa.shape}/{sb.shape} do not fit vectors {a.shape}")
+    return np.repeat(sa, k // sa.shape[1], axis=1), np.repeat(sb, k // sb.shape[1], axis=1)
 
-    # Terms are laid out (K, V): term j of every vector in one contiguous row, so that a block's
-    # max and sum are reductions over whole rows (strided per-vector reductions, and transposing
-    # a (V, K) array, were most of a large wgmma case's oracle time). Operands are viewed with
-    # K first and every elementwise result is made in C order directly in that layout.
-    shape_t = (k, *shape[:-1])
 
+class _KFirst:
+    """Terms laid out (K, V): term j of every vector in one contiguous row, so that a block's max and sum
+    are reductions over whole rows (strided per-vector reductions, and transposing a (V, K) array, were
+    most of a large wgmma case's oracle time). Operands are viewed with K first and every elementwise
+    result is made in C order directly in that layout. An operand may be broadcast over the rows (e.g.
+    ``dot(m, A[:, None, :], B.T[None, :, :])`` for every row x column of a matrix product): the
+    per-element work on it (finiteness, exponents) is then done once, not once per row."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.k = shape[-1]
+        self.v = int(np.prod(shape[:-1]))
+        self.shape_t = (self.k, *shape[:-1])
+
+    @staticmethod
     def k_first(x: np.ndarray) -> np.ndarray:
         return np.moveaxis(x, -1, 0)
 
-    def k_rows(x: np.ndarray) -> np.ndarray:
+    def k_rows(self, x: np.ndarray) -> np.ndarray:
         """An elementwise result of ``k_first`` views as (K, V) (free where it has every axis)."""
-        return np.broadcast_to(x, shape_t).reshape(k, v)
+        return np.broadcast_to(x, self.shape_t).reshape(self.k, self.v)
 
-    def products() -> np.ndarray:
+    def products(self, a: np.ndarray, b: np.ndarray, sa: np.ndarray | None, sb: np.ndarray | None) -> np.ndarray:
+        """The exact double products a * b (* sa * sb), (K, V)."""
         with np.errstate(invalid="ignore", over="ignore"):
-            p = np.multiply(k_first(a), k_first(b), order="C")
+            p = np.multiply(self.k_first(a), self.k_first(b), order="C")
             if sa is not None:
-                p = p * k_first(sa) * k_first(sb)
-        return k_rows(p)
+                p = p * self.k_first(sa) * self.k_first(sb)
+        return self.k_rows(p)
 
-    prods = products()
-    # NaN/Inf pre-check (GEMM.m): on the double products and c (one pass where all are finite,
-    # the usual case: the three per-kind passes cost a third of a large call)
+    def exponents(self, a: np.ndarray, b: np.ndarray, sa: np.ndarray | None, sb: np.ndarray | None,
+                  fa: F.Format, fb: F.Format, prods: np.ndarray) -> np.ndarray:
+        """Each product's exponent e_a + e_b (+ floor(log2) of each scale), (K, V) and writable; a zero
+        product has none (``_NO_TERM``)."""
+        # exponents as int32 (|e| < 2**11 for any double): half the memory traffic of int64
+        ea, eb = (_in_exponent(x, f).astype(np.int32) for x, f in ((a, fa), (b, fb)))
+        e = np.add(self.k_first(ea), self.k_first(eb), order="C")
+        if sa is not None:
+            e = e + self.k_first(_floor_log2(np.where(sa == 0, 1.0, sa)) + _floor_log2(np.where(sb == 0, 1.0, sb))
+                                 ).astype(np.int32)
+        e = e.reshape(self.k, self.v) if e.shape == self.shape_t else np.array(self.k_rows(e))
+        np.putmask(e, prods == 0, _NO_TERM)
+        return e
+
+
+def _special_inputs(prods: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The NaN/Inf pre-check (GEMM.m) on the double products and c: (NaN, +Inf, -Inf) per vector (one
+    pass where all are finite, the usual case: the three per-kind passes cost a third of a large call)."""
     if np.isfinite(prods).all():
-        nan, pinf, ninf = np.isnan(c), np.isposinf(c), np.isneginf(c)
-    else:
-        nan = np.isnan(prods).any(axis=0) | np.isnan(c)
-        pinf = np.isposinf(prods).any(axis=0) | np.isposinf(c)
-        ninf = np.isneginf(prods).any(axis=0) | np.isneginf(c)
-    special = nan | pinf | ninf
+        return np.isnan(c), np.isposinf(c), np.isneginf(c)
+    return (np.isnan(prods).any(axis=0) | np.isnan(c), np.isposinf(prods).any(axis=0) | np.isposinf(c),
+            np.isneginf(prods).any(axis=0) | np.isneginf(c))
+
+
+def _finite_inputs(a: np.ndarray, b: np.ndarray, sa: np.ndarray | None, sb: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
+    """Non-finite inputs count as 0 (scales as 1) after the pre-check; returns (a, b, sa, sb, whether any
+    changed)."""
     fin_a, fin_b = np.isfinite(a), np.isfinite(b)
     changed = not (fin_a.all() and fin_b.all() and (sa is None or (np.isfinite(sa).all() and np.isfinite(sb).all())))
-    if changed:  # non-finite inputs count as 0 (scales as 1) from here on
+    if changed:
         fin = fin_a & fin_b
         if sa is not None:
             fin &= np.isfinite(sa) & np.isfinite(sb)
@@ -300,35 +360,18 @@ def dot(model: str | ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray | 
         if sa is not None:
             sa = np.where(fin, sa, 1.0)
             sb = np.where(fin, sb, 1.0)
-    c = np.where(np.isfinite(c), c, 0.0)
-    if not params.subnormals:
-        a = np.where(np.abs(a) < fa.min_normal, 0.0, a)
-        b = np.where(np.abs(b) < fb.min_normal, 0.0, b)
-        changed = True
-    if changed:
-        prods = products()
+    return a, b, sa, sb, changed
 
-    if params.exact:
-        from reference.gemm import exact_sum_round
 
-        d = exact_sum_round(np.concatenate([prods.T, c[:, None]], axis=1), key, op.frmode)
-    else:
-        # exponents as int32 (|e| < 2**11 for any double): half the memory traffic of int64
-        ea, eb = (_in_exponent(x, f).astype(np.int32) for x, f in ((a, fa), (b, fb)))
-        e = np.add(k_first(ea), k_first(eb), order="C")
-        if scale_a is not None:
-            e = e + k_first(_floor_log2(np.where(sa == 0, 1.0, sa)) + _floor_log2(np.where(sb == 0, 1.0, sb))
-                            ).astype(np.int32)
-        e = e.reshape(k, v) if e.shape == shape_t else np.array(k_rows(e))  # writable, (K, V)
-        np.putmask(e, prods == 0, _NO_TERM)  # a zero product has no exponent
-        acc = c.copy() if params.c_placement == "aligned" else np.zeros(v)
-        for idx in block_order(k, params):
-            acc = _block(prods[idx], e[idx], acc, out_fmt, op, params)
-        if params.c_placement == "last":
-            acc = _add_round(acc, c, out_fmt, params.c_last_mode)
-        d = acc
-    d = np.where(special, np.where(nan | (pinf & ninf), np.nan, np.where(pinf, np.inf, -np.inf)), d)
-    return d
+def _blocks(prods: np.ndarray, e: np.ndarray, c: np.ndarray, out_fmt: F.Format, op: OutParams,
+            params: ModelParams) -> np.ndarray:
+    """The block FMAs in accumulation order, C aligned into the first block or added last."""
+    acc = c.copy() if params.c_placement == "aligned" else np.zeros(c.shape[0])
+    for idx in block_order(prods.shape[0], params):
+        acc = _block(prods[idx], e[idx], acc, out_fmt, op, params)
+    if params.c_placement == "last":
+        acc = _add_round(acc, c, out_fmt, params.c_last_mode)
+    return acc
 
 
 def list_models() -> list[tuple[str, str]]:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reference.formats import fp32_bits
+
 DATA_DIR = Path(__file__).resolve().parent / "data" / "published_tensor_core"
 
 
@@ -120,8 +122,6 @@ def bits_to_float(bits: np.ndarray) -> np.ndarray:
 
 def float_to_bit_strings(values: np.ndarray) -> list[str]:
     """float64 values exact in binary32 -> 32-character strings (NaN as 0x7FFFFFFF)."""
-    from reference.formats import fp32_bits
-
     return [format(int(b), "032b") for b in fp32_bits(values)]
 
 

@@ -58,6 +58,51 @@ SIGNED_ZERO_MODE = "exact+signed-zero"
 """The exact mode in which -0 and +0 differ: how a case (the executor passes no flags) asks for signed zeros."""
 
 
+# -- what agrees, per mode: each rule a named function, so a comparator mutant replaces one by name
+def values_equal(got: np.ndarray, want: np.ndarray, *, signed_zero: bool) -> np.ndarray:
+    """Equal as values: +0 equals -0 (the sign of an exact zero is open, AMB-SIGNED-ZERO) unless signed
+    zeros are asked for, then only the same bits are."""
+    return (got == want) if not signed_zero else same_bits(got, want)
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """The same fp32 bit pattern."""
+    return got.view(np.int32) == want.view(np.int32)
+
+
+def nans_equal(nan_got: np.ndarray, nan_want: np.ndarray) -> np.ndarray:
+    """Exact mode: NaN equals NaN whatever the payloads (NaN on both sides)."""
+    return nan_got & nan_want
+
+
+def exact_agreement(got: np.ndarray, want: np.ndarray, *, signed_zero: bool) -> np.ndarray:
+    """Elements that agree in the exact modes: equal values, the same bits, or NaN on both sides."""
+    return (values_equal(got, want, signed_zero=signed_zero) | same_bits(got, want)
+            | nans_equal(np.isnan(got), np.isnan(want)))
+
+
+def within_tolerance(diff: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Bound mode: |got - want| <= tolerance (the bound itself is inside)."""
+    return diff <= tol
+
+
+def equal_within_any_bound(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Bound mode: equal values are within any bound (equal infinities too, whose difference is NaN)."""
+    return got == want
+
+
+def bound_agreement(got: np.ndarray, want: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Elements that agree in bound mode: within the tolerance, NaN on both sides, or equal."""
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return within_tolerance(diff, tol) | (np.isnan(got) & np.isnan(want)) | equal_within_any_bound(got, want)
+
+
+def count_mismatches(bad: np.ndarray) -> int:
+    """How many elements disagree."""
+    return int(bad.sum())
+
+
 def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = False) -> Comparison:
     """Compare ``got`` with ``exp``; shapes must match exactly."""
     signed_zero = signed_zero or exp.mode == SIGNED_ZERO_MODE
@@ -73,13 +118,9 @@ def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = Fal
     nan_g, nan_w = np.isnan(got), np.isnan(want)
     if exp.mode == "bound":
         tol = np.asarray(exp.tolerance if exp.tolerance is not None else 0.0, dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        bad = ~((diff <= tol) | (nan_g & nan_w) | (got == want))  # equal infinities are within any bound
+        bad = ~bound_agreement(got, want, tol)
     else:
-        same_bits = got.view(np.int32) == want.view(np.int32)
-        equal_val = (got == want) if not signed_zero else same_bits
-        bad = ~(equal_val | same_bits | (nan_g & nan_w))
+        bad = ~exact_agreement(got, want, signed_zero=signed_zero)
     with np.errstate(invalid="ignore"):
         abs_err = np.abs(got.astype(np.float64) - want.astype(np.float64))
     finite = np.isfinite(abs_err)
@@ -87,7 +128,7 @@ def compare(got: np.ndarray | None, exp: Expectation, *, signed_zero: bool = Fal
     ulps = ulp_distance(got, want)
     ulps = np.where(nan_g | nan_w, np.where(nan_g & nan_w, 0.0, np.inf), ulps)
     max_ulp = float(ulps.max()) if ulps.size else 0.0
-    n_bad = int(bad.sum())
+    n_bad = count_mismatches(bad)
     first = ""
     if n_bad:
         idx = tuple(int(i) for i in np.argwhere(bad)[0])

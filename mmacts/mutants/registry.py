@@ -33,10 +33,12 @@ from dataclasses import replace
 import numpy as np
 
 from mmacts.cases.model import Case
+from mmacts.compare.compare import ulp_distance
 from mmacts.core import recipe as recipes
 from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
 from reference.tcgen05 import idesc
+from reference.tcgen05.tmem_image import A_ELEMS
 
 TC = "tcgen05_blockscale"
 MS = "mma_sync_blockscale"
@@ -494,22 +496,21 @@ T53_ROWS = {("K", "128B"): 4, ("MN", "128B"): 3, ("K", "64B"): 6, ("MN", "64B"):
 
 def _swizzle_mutants() -> list[Mutant]:
     out = []
-    host = {
-        "128B": (r"        return c \^ rr\n", "        return c ^ (rr >> 1)\n"),
-        "64B": (r"        return c \^ \(rr >> 1\)\n", "        return c ^ (rr & 1)\n"),
-        "32B": (r"        return c \^ \(rr >> 2\)\n", "        return c ^ (rr >> 1 & 1)\n"),
+    host = {  # what the chunk index of atom row rr is XORed with (smem_image.ATOM_CHUNK_XOR)
+        "128B": lambda rr: rr >> 1,
+        "64B": lambda rr: rr & 1,
+        "32B": lambda rr: rr >> 1 & 1,
     }
     for sw, vm_new in (("128B", (2, 4, 3, 128)), ("64B", (1, 4, 3, 64)), ("32B", (1, 5, 3, 32))):
         rows = (f"T53.{T53_ROWS[('K', sw)]}", f"T53.{T53_ROWS[('MN', sw)]}")
         pick = tc(where=lambda c, s=sw: c.runtime.get("swizzle_a", "128B") == s or c.runtime.get("swizzle_b") == s)
-        pat, rep_ = host[sw]
         out.append(
             Mutant(
                 f"swizzle-host.T53.{sw}",
                 "swizzle-host",
                 f"host image: the {sw} atom permutes chunks wrongly",
                 rows,
-                edit_source(SMI, pat, rep_),
+                setitem(SMI, "ATOM_CHUNK_XOR", sw, lambda _xor, f=host[sw]: f),
                 TC,
                 pick,
                 fast=sw == "64B",
@@ -535,7 +536,7 @@ def _base32b_rows_mutants() -> list[Mutant]:
     pick = lambda c: ".SW128_32B." in c.case_id  # noqa: E731  (CUTLASS's values for this layout: peers)
     return [
         Mutant("atom-rows-host.T53.1", "swizzle-host", "reference walk: 128B/32B-atom groups of 8 K rows, not 4",
-               ("T53.1",), edit_source(SMI, r'g = 4 if desc\.swizzle == "128B_base32B" else 8', "g = 8"), PE, pick,
+               ("T53.1",), wrap(SMI, "mn_rows_per_sbo_step", lambda _rows: lambda swizzle: 8), PE, pick,
                limit=20),
         Mutant("atom-rows-vm.T53.1", "swizzle-vm", "VM: 128B/32B-atom operands read with 8 K rows per SBO step",
                ("T53.1",), setitem("mmacts.ptxvm.tcgen05.smem_operand", "MN_ATOM_ROWS", "128B_base32B", lambda _o: 8),
@@ -559,6 +560,25 @@ def _sfa_groups_8_apart(sf_group_columns: Callable[..., int]) -> Callable[..., i
             return 8
         return sf_group_columns(which, datapath=datapath, n=n)
     return mutated
+
+
+def _written_one_column_right(write: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """A host TMEM writer (``tmem_image.write_sf`` / ``write_a``) that writes everything one column right of
+    its address: the address it is given, column + 1."""
+    def mutated(tmem: np.ndarray, data: np.ndarray, *, addr: int, **kw: object) -> np.ndarray:
+        return write(tmem, data, addr=addr + 1, **kw)
+    return mutated
+
+
+def _reversed_slots(*elems: str) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """``tmem_image.a_slot`` with the slots of a cell in reverse order (highest k lowest) for ``elems``."""
+    def factory(a_slot: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def mutated(kk: np.ndarray, elem: str) -> np.ndarray:
+            slot = a_slot(kk, elem)
+            return A_ELEMS[elem] - 1 - slot if elem in elems else slot
+        return mutated
+    return factory
+
 VMMMA = "mmacts.ptxvm.tcgen05.mma"
 BUILD = "suites.tcgen05_blockscale.build"
 
@@ -574,7 +594,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host writes SF index g at byte 3 - g%4 of its cell",
             SFID_ROWS,
-            edit_source(TI, r"    byte = g % 4\n", "    byte = 3 - g % 4\n"),
+            wrap(TI, "sf_byte", lambda _byte: lambda g: 3 - g % 4),
             TC,
             sfid,
             fast=True,
@@ -584,7 +604,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host writes SF of MN index x one lane up",
             SF_ROWS,
-            edit_source(TI, r"lanes = \(x % 32\)\[\.\.\., None\] \+ 32", "lanes = ((x + 1) % 32)[..., None] + 32"),
+            wrap(TI, "sf_partition_lane", lambda _lane: lambda x: (x + 1) % 32),
             TC,
             anyc,
         ),
@@ -593,7 +613,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host writes the SF columns one column right",
             SF_ROWS,
-            edit_source(TI, r"(list\(replicas\)\]\n    )bcol = \(col0 \+ col\)", r"\1bcol = (col0 + 1 + col)"),
+            wrap(TI, "write_sf", _written_one_column_right),
             TC,
             anyc,
         ),
@@ -602,7 +622,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host writes the SF copies into lane quadrant 0 only",
             SF_ROWS,
-            edit_source(TI, r"\+ 32 \* np\.arange\(4\)\n", "+ 0 * np.arange(4)\n"),
+            setitem(TI, "SF_REPLICA_LANES", "quadrants", lambda _lanes: (0, 0, 0, 0)),
             TC,
             tc(m=256),
             fast=True,
@@ -612,7 +632,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-host",
             "host puts the second N half of Layout B SFB at lane 32, not 64",
             SF_ROWS + ("S9.7.16.10.5",),
-            edit_source(TI, r"\+ 64 \* h\[\.\.\., None\]", "+ 32 * h[..., None]"),
+            lambda: rebind(TI, "SFB_2X2_SECOND_HALF_LANE", 32),
             TC,
             lay_b,
         ),
@@ -700,7 +720,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-host",
             "host packs A bytes highest-k-first in a TMEM cell",
             AT_ROWS8,
-            edit_source(TI, r"bitpos = width \* \(kk % per\)", "bitpos = width * (per - 1 - kk % per)"),
+            wrap(TI, "a_slot", _reversed_slots(*(e for e in A_ELEMS if e != "fp4x2"))),
             TC,
             a8,
             fast=True,
@@ -710,7 +730,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-host",
             "host packs mxf4 A nibbles highest-k-first",
             AT_ROWS4,
-            edit_source(TI, r"bitpos = 4 \* \(kk % 8\)", "bitpos = 4 * (7 - kk % 8)"),
+            wrap(TI, "a_slot", _reversed_slots("fp4x2")),
             TC,
             a4,
         ),
@@ -719,9 +739,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-host",
             "host writes A one TMEM column right",
             AT_ROWS8 + AT_ROWS4[:1],
-            edit_source(
-                TI, r"tmem\[lanes\[:, r\], col0 : col0 \+ ncols\]", "tmem[lanes[:, r], col0 + 1 : col0 + 1 + ncols]"
-            ),
+            wrap(TI, "write_a", _written_one_column_right),
             TC,
             anya,
         ),
@@ -730,9 +748,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-host",
             "host writes A row x in lane x + 1",
             AT_ROWS8 + AT_ROWS4[:1],
-            edit_source(
-                TI, r"tmem\[lanes\[:, r\], col0 : col0 \+ ncols\]", "tmem[(lanes[:, r] + 1) % 128, col0 : col0 + ncols]"
-            ),
+            wrap(TI, "a_lanes", lambda a_lanes: lambda m, **kw: (a_lanes(m, **kw) + 1) % 128),
             TC,
             anya,
         ),
@@ -877,11 +893,7 @@ def _packed_mutants() -> list[Mutant]:
             "packed-host",
             "host packs two E2M1 per byte with the higher k low",
             ("S9.7.16.10.4.6",),
-            edit_source(
-                SMI,
-                r"\(pairs\[\.\.\., 0\] \| \(pairs\[\.\.\., 1\] << np\.uint64\(4\)\)\)",
-                "(pairs[..., 1] | (pairs[..., 0] << np.uint64(4)))",
-            ),
+            wrap(SMI, "fp4x2_byte", lambda fp4x2_byte: lambda even, odd: fp4x2_byte(odd, even)),
             TC,
             fp4x2,
             fast=True,
@@ -891,11 +903,7 @@ def _packed_mutants() -> list[Mutant]:
             "packed-host",
             "host packs the 16 codes of a padded chunk last-first",
             ("S9.7.16.10.4.4",),
-            edit_source(
-                SMI,
-                r"shifts = \(np\.arange\(16, dtype=np\.uint64\)",
-                "shifts = (np.arange(15, -1, -1, dtype=np.uint64)",
-            ),
+            wrap(SMI, "padded_slot", lambda _slot: lambda e: np.uint64(15) - e),
             TC,
             padded,
         ),
@@ -932,9 +940,8 @@ def _packed_mutants() -> list[Mutant]:
             "packed-host",
             "host puts E2M3/E3M2 at bits [6:1] of its slot",
             ("T36.1",),
-            edit_source(
-                "reference.mma_sync.recipes", r"fp6_shift: int = fr\.FP6_SHIFT_DEFAULT\)", "fp6_shift: int = 1)"
-            ),
+            wrap("reference.mma_sync.recipes", "encode_case",
+                 lambda encode_case: lambda form, case, sel, fp6_shift=1: encode_case(form, case, sel, fp6_shift)),
             MS,
             ms_fp6,
             limit=4,
@@ -991,7 +998,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host A fragment: registers r%2 hold the other row half",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(FRAG, r"rows = g \+ 8 \* \(r % 2\)", "rows = g + 8 * (1 - r % 2)"),
+            wrap(FRAG, "a_row_half", lambda _half: lambda r: 1 - r % 2),
             MS,
             k32,
             limit=3,
@@ -1002,7 +1009,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host A fragment: registers r//2 hold the other K half",
             ("T35.2", "T35.3"),
-            edit_source(FRAG, r"\(k // 2\) \* \(r // 2\)", "(k // 2) * (1 - r // 2)"),
+            wrap(FRAG, "a_k_half", lambda _half: lambda r: 1 - r // 2),
             MS,
             k64,
             limit=3,
@@ -1012,7 +1019,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host B fragment: register r holds the other K half",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(FRAG, r"rows = per \* t \+ \(k // 2\) \* r \+ e", "rows = per * t + (k // 2) * (1 - r) + e"),
+            wrap(FRAG, "b_k_half", lambda _half: lambda r: 1 - r),
             MS,
             k32,
             limit=3,
@@ -1022,7 +1029,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host C/D fragment: the two columns of a thread swapped",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(FRAG, r"2 \* t \+ r % 2, 32", "2 * t + 1 - r % 2, 32"),
+            wrap(FRAG, "cd_col_of_pair", lambda _col: lambda r: 1 - r % 2),
             MS,
             k32,
             limit=3,
@@ -1053,7 +1060,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_A ignores byte-id-a",
             MS_SEL,
-            edit_source(SCALES, r"np\.full\(M, sel\.bida \+ j\)", "np.full(M, j)"),
+            wrap(SCALES, "sfa_byte", lambda _byte: lambda bida, j: j),
             MS,
             bida,
             limit=6,
@@ -1063,7 +1070,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-host",
             "host SF_B ignores byte-id-b",
             MS_SEL,
-            edit_source(SCALES, r"np\.full\(N, sel\.bidb \+ j\)", "np.full(N, j)"),
+            wrap(SCALES, "sfb_byte", lambda _byte: lambda bidb, j: j),
             MS,
             bidb,
             limit=6,
@@ -1245,14 +1252,15 @@ CMP = "mmacts.compare.compare"
 CONTROL = lambda c: c.parsed_recipe.kind == recipes.CONTROL  # noqa: E731
 
 
-def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...], fast: bool = False) -> Mutant:
-    """A comparator mutant, judged by the controls (``C.CONTROLS``) that must catch it."""
+def _cmp(name: str, what: str, plant: Callable[[], object], controls: tuple[str, ...], fast: bool = False) -> Mutant:
+    """A comparator mutant (one of ``compare``'s named agreement rules replaced), judged by the controls
+    (``C.CONTROLS``) that must catch it."""
     return Mutant(
         f"comparator.{name}",
         "comparator",
         what,
         (),
-        edit_source(CMP, pattern, repl),
+        plant,
         TC,
         tc(recipe=None, where=lambda c: CONTROL(c) and c.parsed_recipe.name in controls),
         limit=len(controls),
@@ -1260,89 +1268,86 @@ def _cmp(name: str, what: str, pattern: str, repl: str, controls: tuple[str, ...
     )
 
 
+def _also_agree(extra: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[], object]:
+    """``compare.exact_agreement`` that also accepts the elements where ``extra(got, want)`` holds."""
+    return wrap(CMP, "exact_agreement",
+                lambda agree: lambda got, want, **kw: agree(got, want, **kw) | extra(got, want))
+
+
 def _comparator_mutants() -> list[Mutant]:
-    exact_bad = r"bad = ~\(equal_val \| same_bits \| \(nan_g & nan_w\)\)"
     return [
         _cmp(
             "nan-either-equal",
             "exact mode: a NaN on either side counts as equal",
-            exact_bad,
-            "bad = ~(equal_val | same_bits | (nan_g | nan_w))",
+            wrap(CMP, "nans_equal", lambda _nans: lambda nan_got, nan_want: nan_got | nan_want),
             ("nan_got", "sf_cp_missing"),
             fast=True,
         ),
         _cmp(
             "nan-never-equal",
             "exact mode: NaN never equals NaN",
-            exact_bad,
-            "bad = ~(equal_val | same_bits)",
+            wrap(CMP, "nans_equal", lambda _nans: lambda nan_got, nan_want: np.zeros_like(nan_got)),
             ("nan_both",),
         ),
         _cmp(
             "signed-zero-strict",
             "+0 and -0 always differ (the register leaves the sign open)",
-            r"equal_val = \(got == want\) if not signed_zero else same_bits",
-            "equal_val = same_bits",
+            wrap(CMP, "values_equal",
+                 lambda _eq: lambda got, want, *, signed_zero: got.view(np.int32) == want.view(np.int32)),
             ("signed_zero",),
         ),
         _cmp(
             "signed-zero-ignored",
             "exact mode treats -0 and +0 as equal although the case asks for signed zeros (exact+signed-zero)",
-            r"equal_val = \(got == want\) if not signed_zero else same_bits",
-            "equal_val = (got == want)",
+            wrap(CMP, "values_equal", lambda _eq: lambda got, want, *, signed_zero: got == want),
             ("signed_zero_asked",),
         ),
         _cmp(
             "inf-any-sign",
             "infinities of either sign are equal",
-            exact_bad,
-            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | (np.isinf(got) & np.isinf(want)))",
+            _also_agree(lambda got, want: np.isinf(got) & np.isinf(want)),
             ("inf_sign",),
         ),
         _cmp(
             "inf-matches-anything",
             "an infinity in got matches anything",
-            exact_bad,
-            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | np.isinf(got))",
+            _also_agree(lambda got, want: np.isinf(got)),
             ("inf_got",),
         ),
         _cmp(
             "one-ulp",
             "exact mode accepts 1 ulp",
-            exact_bad,
-            "bad = ~(equal_val | same_bits | (nan_g & nan_w) | (ulp_distance(got, want) <= 1))",
+            _also_agree(lambda got, want: ulp_distance(got, want) <= 1),
             ("one_ulp",),
         ),
         _cmp(
             "bound-double",
             "bound mode allows twice the tolerance",
-            r"\(diff <= tol\)",
-            "(diff <= 2 * tol)",
+            wrap(CMP, "within_tolerance", lambda within: lambda diff, tol: within(diff, 2 * tol)),
             ("bound_outside",),
         ),
         _cmp(
             "bound-strict",
             "bound mode: |got - want| == tolerance fails",
-            r"\(diff <= tol\)",
-            "(diff < tol)",
+            wrap(CMP, "within_tolerance", lambda _within: lambda diff, tol: diff < tol),
             ("bound_edge",),
         ),
         _cmp(
             "bound-nan-either",
             "bound mode: NaN on either side is within the bound",
-            r"\| \(nan_g & nan_w\) \| \(got == want\)\)",
-            "| (nan_g | nan_w) | (got == want))",
+            wrap(CMP, "bound_agreement",
+                 lambda agree: lambda got, want, tol: agree(got, want, tol) | np.isnan(got) | np.isnan(want)),
             ("bound_nan",),
         ),
         _cmp(
             "bound-inf",
             "bound mode: equal infinities are outside the bound",
-            r" \| \(got == want\)\)  #",
-            ")  #",
+            wrap(CMP, "equal_within_any_bound", lambda _eq: lambda got, want: np.zeros(np.shape(got), dtype=bool)),
             ("bound_inf",),
         ),
         _cmp(
-            "no-mismatch-count", "mismatches never counted", r"n_bad = int\(bad\.sum\(\)\)", "n_bad = 0", ("nan_got",)
+            "no-mismatch-count", "mismatches never counted", wrap(CMP, "count_mismatches", lambda _n: lambda bad: 0),
+            ("nan_got",)
         ),
     ]
 
@@ -1397,8 +1402,11 @@ def _slow_path(shape: str) -> Callable[[], object]:
 
 
 def _base_offset_add(swizzle: str) -> Callable[[], object]:
-    return edit_source(SMI, r"yyy = \(\(addr >> \(m \+ s\)\) - base_offset\) & mask",
-                       f"yyy = ((addr >> (m + s)) + (base_offset if swizzle == {swizzle!r} else -base_offset)) & mask")
+    def factory(swizzle_row: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def mutated(row_bits: np.ndarray, base_offset: int, sw: str) -> np.ndarray:
+            return row_bits + base_offset if sw == swizzle else swizzle_row(row_bits, base_offset, sw)
+        return mutated
+    return wrap(SMI, "swizzle_row", factory)
 
 
 def _base_offset_mutants() -> list[Mutant]:

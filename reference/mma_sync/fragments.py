@@ -61,13 +61,33 @@ def _lane_grid(nregs: int, per_reg: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return lane // 4, lane % 4, r, e
 
 
+def a_row_half(r: np.ndarray) -> np.ndarray:
+    """Which 8-row half of A (rows g or g + 8) register ``r`` of a lane holds: r % 2."""
+    return r % 2
+
+
+def a_k_half(r: np.ndarray) -> np.ndarray:
+    """Which K half of A register ``r`` of a lane holds: r // 2."""
+    return r // 2
+
+
+def b_k_half(r: np.ndarray) -> np.ndarray:
+    """Which K half of B register ``r`` of a lane holds: r."""
+    return r
+
+
+def cd_col_of_pair(r: np.ndarray) -> np.ndarray:
+    """Which of a lane's two neighbouring columns (2t, 2t + 1) f32 C/D register ``r`` holds: r % 2."""
+    return r % 2
+
+
 @cache
 def a_layout(k: int) -> Layout:
     """A fragment of m16n8k32 (``k=32``, byte slots) or m16n8k64 (``k=64``, nibble slots)."""
     per = {32: 4, 64: 8}[k]
     g, t, r, e = _lane_grid(4, per)
-    rows = g + 8 * (r % 2)
-    cols = per * t + (k // 2) * (r // 2) + e
+    rows = g + 8 * a_row_half(r)
+    cols = per * t + (k // 2) * a_k_half(r) + e
     return Layout(f"A.m16n8k{k}", rows, cols, 32 // per, (M, k))
 
 
@@ -76,7 +96,7 @@ def b_layout(k: int) -> Layout:
     """B fragment (logical B is K x N) of m16n8k32 / m16n8k64."""
     per = {32: 4, 64: 8}[k]
     g, t, r, e = _lane_grid(2, per)
-    rows = per * t + (k // 2) * r + e
+    rows = per * t + (k // 2) * b_k_half(r) + e
     cols = g
     return Layout(f"B.m16n8k{k}", rows, cols, 32 // per, (k, N))
 
@@ -85,7 +105,7 @@ def b_layout(k: int) -> Layout:
 def cd_layout() -> Layout:
     """C/D fragment with f32 elements (one element per register)."""
     g, t, r, _ = _lane_grid(4, 1)
-    return Layout("CD.f32", g + 8 * (r // 2), 2 * t + r % 2, 32, (M, N))
+    return Layout("CD.f32", g + 8 * (r // 2), 2 * t + cd_col_of_pair(r), 32, (M, N))
 
 
 @cache

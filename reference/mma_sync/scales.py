@@ -87,6 +87,16 @@ def sfb_lane(cols: np.ndarray, tidb: int) -> np.ndarray:
     return 4 * np.asarray(cols) + tidb
 
 
+def sfa_byte(bida: int, j: np.ndarray | int) -> np.ndarray | int:
+    """Byte of a lane's scale-a-data holding SF index ``j``: byte-id-a + j (Table 36)."""
+    return bida + j
+
+
+def sfb_byte(bidb: int, j: np.ndarray | int) -> np.ndarray | int:
+    """Byte of a lane's scale-b-data holding SF index ``j``: byte-id-b + j (Table 36)."""
+    return bidb + j
+
+
 def _poison(stype: str, real_codes: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
     pool = np.array([p for p in _POISON_POOL[stype] if p not in set(np.unique(real_codes).tolist())],
                     dtype=np.uint32)
@@ -114,7 +124,7 @@ def encode_sfa(codes: np.ndarray, scale_vec: str, stype: str, sel: Selectors) ->
     words = _poison(stype, codes, codes.shape[:-2])
     rows = np.arange(M)
     for j in range(nsf):  # one byte position per pass: lanes are unique within a pass
-        _place(words, sfa_lane(rows, sel.tida), np.full(M, sel.bida + j), codes[..., :, j])
+        _place(words, sfa_lane(rows, sel.tida), np.full(M, sfa_byte(sel.bida, j)), codes[..., :, j])
     return words
 
 
@@ -127,7 +137,7 @@ def encode_sfb(codes: np.ndarray, scale_vec: str, stype: str, sel: Selectors) ->
     words = _poison(stype, codes, codes.shape[:-2])
     cols = np.arange(N)
     for j in range(nsf):
-        _place(words, sfb_lane(cols, sel.tidb), np.full(N, sel.bidb + j), codes[..., j, :])
+        _place(words, sfb_lane(cols, sel.tidb), np.full(N, sfb_byte(sel.bidb, j)), codes[..., j, :])
     return words
 
 
@@ -140,7 +150,7 @@ def decode_sfa(words: np.ndarray, scale_vec: str, sel: Selectors) -> np.ndarray:
     check_selectors(scale_vec, sel)
     words = np.asarray(words, dtype=np.uint32)
     r, j = np.meshgrid(np.arange(M), np.arange(NSF[scale_vec]), indexing="ij")
-    return _bytes_at(words, sfa_lane(r, sel.tida), sel.bida + j)
+    return _bytes_at(words, sfa_lane(r, sel.tida), sfa_byte(sel.bida, j))
 
 
 def decode_sfb(words: np.ndarray, scale_vec: str, sel: Selectors) -> np.ndarray:
@@ -148,4 +158,4 @@ def decode_sfb(words: np.ndarray, scale_vec: str, sel: Selectors) -> np.ndarray:
     check_selectors(scale_vec, sel)
     words = np.asarray(words, dtype=np.uint32)
     j, n = np.meshgrid(np.arange(NSF[scale_vec]), np.arange(N), indexing="ij")
-    return _bytes_at(words, sfb_lane(n, sel.tidb), sel.bidb + j)
+    return _bytes_at(words, sfb_lane(n, sel.tidb), sfb_byte(sel.bidb, j))

@@ -45,6 +45,7 @@ builds the same atom (Layout_MN_SW128_32B_Atom, SBO = 512 B for a dense tile).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +104,17 @@ def _check(major: str, swizzle: str, elem: str) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
+def fp4x2_byte(even: np.ndarray, odd: np.ndarray) -> np.ndarray:
+    """The byte of two E2M1 codes (uint64) of neighbouring k: the even k in the low nibble (9.7.16.10.4.6)."""
+    return even | (odd << np.uint64(4))
+
+
+def padded_slot(e: np.ndarray) -> np.ndarray:
+    """Slot (counted from bit 0 of the chunk) of the e-th code of a padded 16-byte chunk: e, the first code
+    lowest (9.7.16.10.4.4, Figures 202/203)."""
+    return e
+
+
 def _pack_rows(codes_rows: np.ndarray, elem: str, pad_value: int) -> np.ndarray:
     """(rows, L) codes along the contiguous direction -> (rows, bytes) container bytes."""
     rows, length = codes_rows.shape
@@ -114,11 +126,11 @@ def _pack_rows(codes_rows: np.ndarray, elem: str, pad_value: int) -> np.ndarray:
         return np.ascontiguousarray(codes_rows.astype(f"<u{nb}")).view(np.uint8).reshape(rows, length * nb)
     if elem == "fp4x2":
         pairs = c.reshape(rows, length // 2, 2)
-        return (pairs[..., 0] | (pairs[..., 1] << np.uint64(4))).astype(np.uint8)
+        return fp4x2_byte(pairs[..., 0], pairs[..., 1]).astype(np.uint8)
     # padded chunks: 16 codes -> one 16-byte chunk
     chunks = c.reshape(rows, length // 16, 16)
     bits = CODE_BITS[elem]
-    shifts = (np.arange(16, dtype=np.uint64) * np.uint64(bits))[None, None, :]
+    shifts = (padded_slot(np.arange(16, dtype=np.uint64)) * np.uint64(bits))[None, None, :]
     # build the 64- or 96-bit little-endian payload as two 64-bit halves
     lo = np.zeros(chunks.shape[:2], dtype=np.uint64)
     hi = np.zeros(chunks.shape[:2], dtype=np.uint64)
@@ -135,6 +147,14 @@ def _pack_rows(codes_rows: np.ndarray, elem: str, pad_value: int) -> np.ndarray:
     return out.reshape(rows, length)
 
 
+ATOM_CHUNK_XOR: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "128B": lambda rr: rr,
+    "64B": lambda rr: rr >> 1,
+    "32B": lambda rr: rr >> 2,
+}
+"""Table 53 in atom coordinates: what the 16-byte chunk index of atom row rr (of 8) is XORed with."""
+
+
 def _atom_chunk_permutation(swizzle: str) -> np.ndarray:
     """phys[rr, c] = physical 16-byte chunk of logical chunk c in atom row rr.
 
@@ -149,12 +169,8 @@ def _atom_chunk_permutation(swizzle: str) -> np.ndarray:
     c = np.arange(w)[None, :]
     if swizzle == "none":
         return np.broadcast_to(c, (nrows, w)).copy()
-    if swizzle == "128B":
-        return c ^ rr
-    if swizzle == "64B":
-        return c ^ (rr >> 1)
-    if swizzle == "32B":
-        return c ^ (rr >> 2)
+    if swizzle in ATOM_CHUNK_XOR:
+        return c ^ ATOM_CHUNK_XOR[swizzle](rr)
     return (((c >> 1) ^ rr) << 1) | (c & 1)
 
 
@@ -316,6 +332,13 @@ def encode_operand(
 # ----------------------------------------------------------------------------------------------
 
 
+def swizzle_row(row_bits: np.ndarray, base_offset: int, swizzle: str) -> np.ndarray:
+    """Row of the repeating swizzle pattern an address is in (before masking to B bits): its row bits
+    [M+S, M+S+B) minus the descriptor's base offset -- this model's reading of 9.7.16.4.1
+    (AMB-SDESC-BASEOFFSET); the same for every swizzle mode."""
+    return row_bits - base_offset
+
+
 def apply_swizzle(addr: np.ndarray, swizzle: str, base_offset: int = 0) -> np.ndarray:
     """Swizzle<B,M,S> on absolute byte addresses, phase-corrected by the base offset.
 
@@ -327,8 +350,14 @@ def apply_swizzle(addr: np.ndarray, swizzle: str, base_offset: int = 0) -> np.nd
     if b == 0:
         return addr
     mask = (1 << b) - 1
-    yyy = ((addr >> (m + s)) - base_offset) & mask
+    yyy = swizzle_row(addr >> (m + s), base_offset, swizzle) & mask
     return addr ^ (yyy << m)
+
+
+def mn_rows_per_sbo_step(swizzle: str) -> int:
+    """K rows per SBO step of a swizzled MN-major operand (the decoder's own reading of Table 53's atom): 4
+    for ``128B_base32B`` (its 8x4 atom, reading "atom-512" of AMB-T53-32B-ATOM-SIZE), 8 for every other."""
+    return 4 if swizzle == "128B_base32B" else 8
 
 
 def walk_addresses(desc: SmemDesc, rows: int, row_bytes: int, major: str) -> np.ndarray:
@@ -369,7 +398,7 @@ def walk_addresses(desc: SmemDesc, rows: int, row_bytes: int, major: str) -> np.
         if desc.swizzle == "none":
             addr = start + (r % 8) * 16 + (r // 8) * lbo + (b % 16) + (b // 16) * sbo
         else:
-            g = 4 if desc.swizzle == "128B_base32B" else 8  # K rows per SBO step (Table 53 atom)
+            g = mn_rows_per_sbo_step(desc.swizzle)
             addr = start + (r % g) * w + (r // g) * sbo + (b % w) + (b // w) * lbo
     else:
         raise ValueError(f"major must be one of {MAJORS}")

@@ -128,6 +128,26 @@ def sf_rows_per_cta(which: str, *, datapath: str = "4x1", n: int | None = None) 
     return n
 
 
+def sf_byte(g: np.ndarray) -> np.ndarray:
+    """Byte of its 32-bit cell that holds SF index ``g`` (counted from byte 0 of the base column): g % 4,
+    the SF ID being a byte offset (9.7.16.10.7.2)."""
+    return g % 4
+
+
+def sf_partition_lane(x: np.ndarray) -> np.ndarray:
+    """Lane, inside a 32-lane partition, holding the scale factors of (this half's) MN index ``x``: x % 32."""
+    return x % 32
+
+
+SF_REPLICA_LANES: dict[str, tuple[int, ...]] = {"quadrants": (0, 32, 64, 96), "2x2-SFB": (0, 32)}
+"""First lane of each copy of a scale factor: one per 32-lane partition ("duplicated to all 32 lane
+partitions", 9.7.16.10.7) for the 4x1 layouts and 2x2 SFA; Layout B's SFB, one N half per lane pair
+of quadrants, has two copies per half."""
+
+SFB_2X2_SECOND_HALF_LANE = 64
+"""Layout B (2x2) SFB: the second N half starts at lane 64 (its own quadrant pair, inference)."""
+
+
 def sf_cell(which: str, x: np.ndarray, g: np.ndarray, *, datapath: str = "4x1", n: int | None = None):
     """Where SF index ``g`` (counted from byte 0 of the base column) of MN index ``x`` lives.
 
@@ -148,15 +168,16 @@ def sf_cell(which: str, x: np.ndarray, g: np.ndarray, *, datapath: str = "4x1", 
     if x.size and (x.min() < 0 or x.max() >= rows):
         raise ValueError(f"MN index outside 0..{rows - 1} for SF{which} ({datapath})")
     c = sf_group_columns(which, datapath=datapath, n=n)
-    byte = g % 4
+    byte = sf_byte(g)
     if which == "B" and datapath == "2x2":
         half = n // 2
         h = (x >= half).astype(np.int64)
         xl = x - h * half
-        lanes = (xl % 32)[..., None] + 64 * h[..., None] + np.array([0, 32])
+        lanes = (sf_partition_lane(xl)[..., None] + SFB_2X2_SECOND_HALF_LANE * h[..., None]
+                 + np.array(SF_REPLICA_LANES["2x2-SFB"]))
         col = xl // 32 + c * (g // 4)
     else:
-        lanes = (x % 32)[..., None] + 32 * np.arange(4)
+        lanes = sf_partition_lane(x)[..., None] + np.array(SF_REPLICA_LANES["quadrants"])
         col = x // 32 + c * (g // 4)
     return lanes, col, byte
 
@@ -285,16 +306,18 @@ def a_lanes(m: int, *, datapath: str = "4x1", lane_align: int = 0) -> np.ndarray
     raise ValueError(f"datapath must be one of {A_DATAPATHS}")
 
 
+def a_slot(kk: np.ndarray, elem: str) -> np.ndarray:
+    """Slot of its 32-bit cell (counted from the low bits) that holds A's K index ``kk``: kk mod the
+    codes per cell, the lowest k lowest (inference: the spec only says "contiguously packed")."""
+    return kk % A_ELEMS[elem]
+
+
 def _a_geometry(k: int, elem: str):
     per = A_ELEMS[elem]
     kk = np.arange(k)
     col = kk // per
-    if elem == "fp4x2":
-        bitpos = 4 * (kk % 8)
-        width = 4
-    else:
-        width = 32 // per
-        bitpos = width * (kk % per)
+    width = 4 if elem == "fp4x2" else 32 // per
+    bitpos = width * a_slot(kk, elem)
     return col, bitpos, width
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference import formats
+from reference import numeric_model as NM
 from reference.gemm import matmul64
 from reference.tcgen05 import tmem_image as TI
 from reference.tcgen05.idesc import decode_idesc
@@ -184,8 +185,6 @@ def _numeric_mma(tmems, op: MmaOperands, a: np.ndarray, b: np.ndarray, sa_v: np.
                  vs: int, model: str) -> None:
     """D += A.B under numeric model ``model``: one dot product per D cell (the cell's own scale
     copies), with the old D as the model's C when enable-input-d, else C = 0."""
-    from reference import numeric_model as NM
-
     m_total, n = cta.shape
     quad = lane // 32
     n_cols = np.arange(n)
