@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmTimeout, VmUnsupported
+from mmacts.ptxvm.handlers import HANDLERS, Handler, handler, handler_names  # noqa: F401 -- handler: old home
 from mmacts.ptxvm.memory import (
     CLUSTER_RANK_SHIFT,
     LOCAL_WINDOW,
@@ -40,7 +41,7 @@ from mmacts.ptxvm.memory import (
     check_aligned,
 )
 from mmacts.ptxvm.parse import Entry, Instr, Module, Operand
-from mmacts.ptxvm.ptxtypes import PtxType, from_bits, is_type, ptx_type, to_bits
+from mmacts.ptxvm.ptxtypes import PtxType, from_bits, ptx_type, to_bits
 
 RUN, BLOCKED, EXITED = 0, 1, 2
 CLUSTER_BARRIER, WARP_SYNC = -2, -3
@@ -58,35 +59,6 @@ LD_OVERWRITE_REGISTER = "AMB-TCGEN05-LD-NO-WAIT-OVERWRITE"
 """Register entry: may a tcgen05.ld destination register, read since the load, be overwritten before
 tcgen05.wait::ld? The VM's default reading is wait-required; ``{"readings": {LD_OVERWRITE_REGISTER:
 "register-read-completes"}}`` in a launch's profile allows it (:meth:`Machine._ld_overwrite`)."""
-
-
-Handler = Callable[["Machine", Instr, np.ndarray], "bool | None"]
-HANDLERS: dict[str, Handler] = {}
-"""Handler name -> handler: an opcode base (``mov``), a dotted prefix (``bar.warp``, ``tcgen05.ld``) or a
-base with a type (``mov.b128``); :func:`handler_names` says which one an instruction gets (most specific).
-A handler executes ``ins`` for the active threads and returns True when it set their PCs."""
-
-
-def handler(*names: str) -> Callable[[Handler], Handler]:
-    def deco(fn: Handler) -> Handler:
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
-
-    return deco
-
-
-def handler_names(parts: tuple[str, ...]) -> list[str]:
-    """The handler names an instruction may be registered under, most specific first: every dotted
-    prefix of the opcode from the longest down to two parts (``bar.warp.sync``, ``bar.warp``), then
-    the base with the opcode's last part where that is a type (``ld.b128``), then the base (``bar``). Why the
-    order matters: looking up the base first sent ``bar.warp.sync`` to the CTA barrier, and every
-    CUTLASS kernel deadlocked (issue 23)."""
-    names = [".".join(parts[:k]) for k in range(len(parts), 1, -1)]
-    if len(parts) > 2 and is_type(parts[-1]):  # a type only: "barrier.cluster.arrive" is no "barrier.arrive"
-        names.append(f"{parts[0]}.{parts[-1]}")
-    names.append(parts[0])
-    return names
 
 
 @dataclass
@@ -1032,6 +1004,3 @@ def _resize(bits: np.ndarray, src: PtxType, dst: PtxType) -> np.ndarray:
 def values_of(bits: np.ndarray, ty: PtxType) -> np.ndarray:
     return from_bits(bits, ty)
 
-
-# instruction families implemented beside the machine (b128, named barriers, hints): registered on import
-from mmacts.ptxvm import ops_system  # noqa: E402,F401
