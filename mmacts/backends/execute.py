@@ -122,7 +122,6 @@ class Executor:
         """Generate and assemble the module of ``case``'s form (once per process)."""
         key = case.form_key
         if key not in self._modules:
-
             ptx = driver.module_ptx(case)
             t0 = time.perf_counter()
             res = tc.assemble(ptx, case.arch)
@@ -179,7 +178,6 @@ class Executor:
             elif driver.judges_own_cases:  # a suite that judges its cases itself (peers)
                 rec.update(driver.run_case(case, backend))
                 if rec.get("compare_mode") == "assemble" and not rec.get("ptxas_version"):
-
                     rec["ptxas_version"] = tc.ptxas_version()  # it assembled: say with which ptxas, as every row does
             elif backend == "compile":
                 rec.update(self._compile(driver, case))
@@ -279,7 +277,6 @@ class Executor:
     def _cuda_result(self, driver: Driver, case: Case, mod: Assembled) -> tuple[LaunchResult, Any]:
         """Launch every pending case of this form at once; return this case's result."""
         if case.case_id not in self._cuda_results:
-
             cc = gpu.probe().compute_capability
             batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
@@ -325,7 +322,6 @@ class Executor:
         return self._take(case)
 
     def _vm_module(self, mod: Assembled, case: Case, profile: dict[str, Any]) -> Any:
-
         return load_module(mod.ptx, case.arch, profile=profile, trace=self.vm_trace)
 
     def holds_results(self) -> bool:
