@@ -191,7 +191,6 @@ class MutantResult:
 
 
 def _driver(suite: str) -> Any:
-
     return load_driver(suite)
 
 
