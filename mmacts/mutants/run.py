@@ -22,8 +22,8 @@ import mmacts.backends.execute  # noqa: F401 -- imported once in the parent: for
 import mmacts.ptxvm  # noqa: F401 -- likewise
 from mmacts.core.driver import as_driver
 from mmacts.core.suites import load_driver
+from mmacts.mutants import registry  # module attribute: tests replace registry.all_mutants
 from mmacts.mutants.engine import Mutant, MutantResult, _driver, cases_for, run_cases, run_mutant
-from mmacts.mutants.registry import all_mutants, fast_mutants
 from mmacts.report.mutant_features import COVERAGE_PATH, feature_coverage, load_coverage
 
 _MUTANTS: list[Mutant] = []
@@ -170,7 +170,7 @@ def cited_rows(level: str = "standard") -> dict[str, int]:
 def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResult]:
     """The results of ``old`` (a coverage.json document) with ``new`` replacing those of the same name, and
     old mutants no longer in the registry dropped; cited rows of old killers are re-read from the cases."""
-    current = {m.name: m for m in all_mutants()}
+    current = {m.name: m for m in registry.all_mutants()}
     names = list(current)
     rows_of: dict[str, tuple[str, ...]] = {}
     for suite in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help=f"with -k: replace these mutants' results in {COVERAGE_PATH.name}, keep the others")
     args = ap.parse_args(argv)
-    ms = fast_mutants() if args.fast else all_mutants()
+    ms = registry.fast_mutants() if args.fast else registry.all_mutants()
     if args.k:
         ms = [m for m in ms if args.k in m.name]
 
