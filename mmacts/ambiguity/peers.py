@@ -23,6 +23,7 @@ from typing import Any
 
 from mmacts.ambiguity import register as R
 from mmacts.cases.status import NOT_RUN
+from mmacts.core.records import read_jsonl
 
 _LINKS = re.compile(r"register: (AMB-[A-Z0-9-]+(?:, AMB-[A-Z0-9-]+)*)")
 
@@ -108,8 +109,6 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = pd.read_parquet(res).to_dict("records")
     else:
-        from mmacts.core.records import read_jsonl
-
         rows = list(read_jsonl(res))
     meta_path = Path(a.meta) if a.meta else res.parent / "run.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}

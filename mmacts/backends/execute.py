@@ -27,15 +27,17 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmacts.ambiguity.assumes import assumes
-from mmacts.backends import BACKENDS, gpu
+from mmacts.ambiguity.assumes import assumes, hardware_fail_note
+from mmacts.backends import BACKENDS, cuda_runtime, gpu
 from mmacts.backends import assembler as tc
 from mmacts.backends.choice import choose, unsupported
 from mmacts.cases.model import Case
 from mmacts.cases.status import NOT_SUPPORTED
 from mmacts.compare.compare import compare
+from mmacts.compare.mismatch_map import compact
 from mmacts.core.driver import Driver, LaunchResult, as_driver
 from mmacts.core.records import empty_record
+from mmacts.ptxvm import load_module
 
 
 def assumes_of(case: Case) -> tuple[str, ...]:
@@ -121,8 +123,6 @@ class Executor:
         """Generate and assemble the module of ``case``'s form (once per process)."""
         key = case.form_key
         if key not in self._modules:
-            from mmacts.backends import assembler as tc
-
             ptx = driver.module_ptx(case)
             t0 = time.perf_counter()
             res = tc.assemble(ptx, case.arch)
@@ -163,9 +163,7 @@ class Executor:
             elif driver.judges_own_cases:  # a suite that judges its cases itself (peers)
                 rec.update(driver.run_case(case, backend))
                 if rec.get("compare_mode") == "assemble" and not rec.get("ptxas_version"):
-                    from mmacts.backends import assembler  # it assembled: say with which ptxas, as every row does
-
-                    rec["ptxas_version"] = assembler.ptxas_version()
+                    rec["ptxas_version"] = tc.ptxas_version()  # it assembled: say with which ptxas, as every row does
             elif backend == "compile":
                 rec.update(self._compile(driver, case))
             elif backend == "model":
@@ -183,7 +181,6 @@ class Executor:
             rec["message"] = f"explained by {case.xfail}: {rec['message']}"
         if rec["status"] == "fail" and backend == "cuda" and rec["assumes"]:
             # the expected value rests on an open reading: the hardware may be answering the question
-            from mmacts.ambiguity.assumes import hardware_fail_note
 
             rec["message"] = f"{hardware_fail_note(rec['assumes'].split())}; {rec['message']}"
         return rec
@@ -239,7 +236,6 @@ class Executor:
         if result.extra.get("observation") is not None:
             out["observation"] = result.extra["observation"]
         if cmp.mismatches and getattr(cmp, "mask", None) is not None:  # for ``mmacts explain --run`` (jsonl only)
-            from mmacts.compare.mismatch_map import compact
 
             try:
                 out["mismatch_map"] = compact(cmp.mask, result.got, exp.want)
@@ -266,8 +262,6 @@ class Executor:
     def _cuda_result(self, driver: Driver, case: Case, mod: Assembled) -> tuple[LaunchResult, Any]:
         """Launch every pending case of this form at once; return this case's result."""
         if case.case_id not in self._cuda_results:
-            from mmacts.backends import cuda_runtime
-
             cc = gpu.probe().compute_capability
             batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
@@ -313,8 +307,6 @@ class Executor:
         return self._take(case)
 
     def _vm_module(self, mod: Assembled, case: Case, profile: dict[str, Any]) -> Any:
-        from mmacts.ptxvm import load_module
-
         return load_module(mod.ptx, case.arch, profile=profile, trace=self.vm_trace)
 
     def holds_results(self) -> bool:

@@ -75,7 +75,7 @@ def probe() -> GpuStatus:
     """
     if os.environ.get("MMACTS_NO_GPU") == "1":
         return GpuStatus(False, "disabled by MMACTS_NO_GPU=1")
-    from mmacts.backends.cuda_runtime import probe as device_probe
+    from mmacts.backends.cuda_runtime import probe as device_probe  # numpy and the CUDA runtime: not at the CLI's start
 
     info = device_probe(0)
     if isinstance(info, str):

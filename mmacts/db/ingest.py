@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mmacts.ambiguity import load_register
 from mmacts.ambiguity.observe import _answer
 from mmacts.cases.status import NOT_RUN
 from mmacts.db.schema import BAD_CODES, JUDGED_CODES, ROLLUP_STATUSES, STATUS_CODE, rollup_column
@@ -100,8 +101,6 @@ def _entries_for(case_id: str) -> tuple[str, ...]:
     """IDs of the register entries whose ``decided_by`` names ``case_id``."""
     global _ENTRIES
     if _ENTRIES is None:
-        from mmacts.ambiguity import load_register
-
         try:
             _ENTRIES = [(e.id, _entry_regex(tuple(e.decided_by))) for e in load_register().entries]
         except Exception:  # no register in this checkout: runs still ingest, without observations

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from mmacts.core.records import COLUMNS
+from mmacts.core.suites import load_driver, suite_names
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,6 @@ def ptxas_on(day: int, ev: Events) -> str:
 
 def real_cases(level: str = "full") -> pd.DataFrame:
     """The suites' own cases at ``level`` (IDs, suites, spec rows): the benchmark's case list."""
-    from mmacts.core.suites import load_driver, suite_names
-
     rows = []
     for s in suite_names():
         for c in load_driver(s).cases(level):

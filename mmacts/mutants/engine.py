@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from mmacts.backends.execute import Executor
 from mmacts.cases.model import Case
+from mmacts.core.suites import load_driver  # puts the checkout on sys.path for a console script
 
 _PROJECT = ("mmacts.", "reference.", "suites.")
 
@@ -189,8 +191,6 @@ class MutantResult:
 
 
 def _driver(suite: str) -> Any:
-    from mmacts.core.suites import load_driver  # puts the checkout on sys.path for a console script
-
     return load_driver(suite)
 
 
@@ -203,8 +203,6 @@ def cases_for(m: Mutant) -> list[Case]:
 
 
 def run_cases(suite: str, cases: list[Case]) -> dict[str, dict[str, Any]]:
-    from mmacts.backends.execute import Executor
-
     drv = _driver(suite)
     ex = Executor("model")
     for c in cases:

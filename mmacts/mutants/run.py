@@ -18,8 +18,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import mmacts.backends.execute  # noqa: F401 -- imported once in the parent: forked mutant processes start warm
+import mmacts.ptxvm  # noqa: F401 -- likewise
 from mmacts.core.driver import as_driver
-from mmacts.mutants.engine import Mutant, MutantResult, run_mutant
+from mmacts.core.suites import load_driver
+from mmacts.mutants import registry  # module attribute: tests replace registry.all_mutants
+from mmacts.mutants.engine import Mutant, MutantResult, _driver, cases_for, run_cases, run_mutant
 from mmacts.report.mutant_features import COVERAGE_PATH, feature_coverage, load_coverage
 
 _MUTANTS: list[Mutant] = []
@@ -57,11 +61,8 @@ def run_all(mutants: Sequence[Mutant], jobs: int = 1, progress: bool = True) -> 
 
 
 def _warm(suites: set[str]) -> None:
-    """Import and enumerate once in the parent, so every forked mutant process starts warm."""
-    import mmacts.backends.execute  # noqa: F401
-    import mmacts.ptxvm  # noqa: F401
-    from mmacts.mutants.engine import _driver
-
+    """Enumerate once in the parent (the VM and the executor are imported with this module), so every forked
+    mutant process starts warm."""
     for s in sorted(suites):
         _driver(s).cases("standard")
 
@@ -74,8 +75,6 @@ def _line(r: MutantResult) -> None:
 def verify_killers(mutants: Sequence[Mutant], results: list[MutantResult]) -> list[str]:
     """Run every case that caught a mutant once WITHOUT any mutant: a case that does not pass by itself
     proves nothing, so the kills resting only on such cases are withdrawn. Returns those case ids."""
-    from mmacts.mutants.engine import cases_for, run_cases
-
     by_name = {m.name: m for m in mutants}
     want: dict[str, dict[str, Any]] = {}
     for r in results:
@@ -157,8 +156,6 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
 
 def cited_rows(level: str = "standard") -> dict[str, int]:
     """Spec row -> number of cases citing it over the hardware suites and the descriptors suite."""
-    from mmacts.core.suites import load_driver
-
     out: dict[str, int] = {}
     for name in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
         drv = load_driver(name)
@@ -173,13 +170,9 @@ def cited_rows(level: str = "standard") -> dict[str, int]:
 def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResult]:
     """The results of ``old`` (a coverage.json document) with ``new`` replacing those of the same name, and
     old mutants no longer in the registry dropped; cited rows of old killers are re-read from the cases."""
-    from mmacts.mutants.registry import all_mutants
-
-    current = {m.name: m for m in all_mutants()}
+    current = {m.name: m for m in registry.all_mutants()}
     names = list(current)
     rows_of: dict[str, tuple[str, ...]] = {}
-    from mmacts.core.suites import load_driver
-
     for suite in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
         for c in load_driver(suite).cases("standard"):
             rows_of[c.case_id] = c.spec_rows
@@ -204,8 +197,6 @@ def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResul
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from mmacts.mutants.registry import all_mutants, fast_mutants
-
     ap = argparse.ArgumentParser(prog="mmacts selftest --mutants")
     ap.add_argument("--fast", action="store_true", help="the CI subset only")
     ap.add_argument("-n", type=int, default=1, help="mutants run at once (one process each)")
@@ -214,10 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help=f"with -k: replace these mutants' results in {COVERAGE_PATH.name}, keep the others")
     args = ap.parse_args(argv)
-    ms = fast_mutants() if args.fast else all_mutants()
+    ms = registry.fast_mutants() if args.fast else registry.all_mutants()
     if args.k:
         ms = [m for m in ms if args.k in m.name]
-    from mmacts.mutants.engine import cases_for
 
     idle = [m.name for m in ms if not cases_for(m)]
     if idle:  # e.g. the peers suite's killers where Triton/CUTLASS are not installed

@@ -16,6 +16,6 @@ def main(argv: Sequence[str] | None = None) -> int:
               "  (the unit tests: bash scripts/selftest.sh, or pytest -m 'not mmacts_case')")
         return 2
     args.remove("--mutants")
-    from mmacts.mutants.run import main as run_main
+    from mmacts.mutants.run import main as run_main  # the VM and every suite: loaded only when mutants run
 
     return run_main(args)

@@ -56,7 +56,8 @@ import numpy as np
 
 from mmacts.ptxvm import ops_core
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.handlers import handler
+from mmacts.ptxvm.machine import Machine
 from mmacts.ptxvm.memory import PARAM_WINDOW, WINDOW_SIZE, check_aligned
 from mmacts.ptxvm.parse import Instr, Operand, _split_operands, parse_operand
 from mmacts.ptxvm.ptxtypes import ptx_type

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmacts.ptxvm import ops_core  # read at call time: ops_core imports machine, which imports this module
+from mmacts.ptxvm import ops_core
 from mmacts.ptxvm.errors import VmError, VmMemoryFault, VmUnsupported
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.handlers import handler
+from mmacts.ptxvm.machine import Machine
+from mmacts.ptxvm.ops_core import arrive
 from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import ptx_type
 
@@ -216,8 +218,6 @@ def _clc_try_cancel(m: Machine, ins: Instr, act: np.ndarray) -> None:
     it writes the 16-byte response "not canceled" (all zero bytes, the VM's encoding of the opaque response)
     at ``addr`` and completes 16 bytes of transaction on ``mbar``, in the executing CTA or, with
     ``.multicast::cluster::all``, at the same offsets in every CTA of its cluster."""
-    from mmacts.ptxvm.ops_core import arrive  # lazily: ops_core imports the machine, which imports this module
-
     if not (ins.has("async") and ins.has("mbarrier::complete_tx::bytes") and ins.has("b128")):
         raise VmUnsupported(f"{ins.opcode}: only the .async .mbarrier::complete_tx::bytes .b128 form exists")
     if any(p.startswith("shared") and p not in ("shared", "shared::cta") for p in ins.parts):

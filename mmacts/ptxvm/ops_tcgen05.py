@@ -30,7 +30,8 @@ import numpy as np
 
 from mmacts.ptxvm import tcgen05 as T
 from mmacts.ptxvm.errors import VmError, VmHazard, VmTimeout, VmUnsupported
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.handlers import handler
+from mmacts.ptxvm.machine import Machine
 from mmacts.ptxvm.memory import SHARED_WINDOW
 from mmacts.ptxvm.ops_core import arrive
 from mmacts.ptxvm.parse import Instr

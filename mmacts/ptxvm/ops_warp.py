@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from mmacts.ptxvm.errors import VmError, VmUnsupported
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.handlers import handler
+from mmacts.ptxvm.machine import Machine
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import ptx_type
 from mmacts.ptxvm.warpmma import mma_sync

@@ -15,7 +15,8 @@ import numpy as np
 
 from mmacts.ptxvm import warpmma as W
 from mmacts.ptxvm.errors import VmError, VmHazard
-from mmacts.ptxvm.machine import Machine, handler
+from mmacts.ptxvm.handlers import handler
+from mmacts.ptxvm.machine import Machine
 from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import ptx_type
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from mmacts.ptxvm.errors import VmUnsupported
+from mmacts.ptxvm.ptxtypes import ptx_type
 
 
 @dataclass(frozen=True)
@@ -241,8 +242,6 @@ def _parse_var(stmt: str, line: int) -> VarDecl:
         i += 1
     if not space or not name:
         raise VmUnsupported(f"line {line}: unsupported module-level declaration {stmt!r}")
-    from mmacts.ptxvm.ptxtypes import ptx_type
-
     esize = ptx_type(ty).nbytes
     return VarDecl(name, space, ty, align or esize, size * esize if size else esize * (0 if extern else 1),
                    extern)
@@ -278,8 +277,6 @@ def _parse_entry_header(header: str, line: int) -> Entry:
         am = re.match(r"([\w$]+)\[(\d+)\]", pname)
         if am:
             pname, count = am.group(1), int(am.group(2))
-        from mmacts.ptxvm.ptxtypes import ptx_type
-
         esize = ptx_type(ty).nbytes
         params.append(Param(pname, ty, align or esize, esize * count))
     directives: dict[str, tuple[int, ...]] = {}

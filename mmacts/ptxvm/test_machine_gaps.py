@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mmacts.ptxvm import load_module
-from mmacts.ptxvm.machine import handler_names
+from mmacts.ptxvm.handlers import HANDLERS, handler_names
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
 
@@ -251,8 +251,6 @@ def test_spin_that_completes_is_not_a_deadlock() -> None:
 
 # ------------------------------------------------------------------------------------------ internal errors
 def test_a_python_exception_in_a_handler_names_the_instruction_and_thread() -> None:
-    from mmacts.ptxvm.machine import HANDLERS
-
     def boom(m, ins, act):  # noqa: ANN001, ANN202 -- a stand-in for a VM bug
         raise TypeError("planted")
 

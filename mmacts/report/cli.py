@@ -23,6 +23,7 @@ import pandas as pd
 from mmacts.cases.status import BAD  # noqa: F401 -- kept for importers
 from mmacts.core.records import append_jsonl
 from mmacts.report import compare_gate
+from mmacts.report.history import write_history
 from mmacts.report.run_dir import ReportInputError, read_meta, read_run, run_records
 from mmacts.report.runinfo import now
 from mmacts.report.write import write_reports
@@ -112,8 +113,6 @@ def main(argv: list[str]) -> int:
             print(args.out)
             return 0
         if args.cmd == "history":
-            from mmacts.report.history import write_history
-
             runs = [read_run(r) for r in args.runs]
             runs.sort(key=lambda md: str(md[0].get("start") or ""))
             print(write_history(args.out, runs))

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from mmacts.ambiguity import load_register
+from mmacts.ambiguity.observe import pattern_matches
 from mmacts.cases.status import BAD, ORDER
 from mmacts.report.coverage import html_sections
 from mmacts.report.frame import spec_tables
@@ -190,9 +192,6 @@ def register_ids(assumes: Any, message: Any) -> str:
 def _decided_by() -> Any:
     """case_id -> ``decides AMB-...``: the register entries whose ``decided_by`` names the case."""
     try:
-        from mmacts.ambiguity import load_register
-        from mmacts.ambiguity.observe import pattern_matches
-
         entries = [(e.id, e.decided_by) for e in load_register().entries]
     except Exception:  # the page must still be written
         return lambda case_id: ""

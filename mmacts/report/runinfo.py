@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mmacts.backends import gpu
+from mmacts.backends import assembler, gpu
 from mmacts.toolchain import calibration
 
 SCHEMA = "mmacts-run/1"
@@ -54,8 +54,6 @@ def _versions() -> dict[str, str]:
 
 def _toolchain() -> dict[str, str]:
     try:
-        from mmacts.backends import assembler
-
         return {"ptxas": assembler.ptxas_version(), "nvdisasm": assembler.nvdisasm_version()}
     except Exception as exc:
         return {"ptxas": f"unavailable: {exc}", "nvdisasm": f"unavailable: {exc}"}

@@ -176,7 +176,7 @@ class Progress:
 
 def selected_totals(suites: list[str], level: str, sel: Any, shard: str | None) -> dict[str, int]:
     """Cases per suite the run will run (the selection and shard applied; a resume counts all)."""
-    from mmacts.runner.plugin import shard_of
+    from mmacts.runner.plugin import shard_of  # pytest and the executor: not at the CLI's start
 
     idx, n = (int(x) for x in shard.split("/")) if shard else (0, 0)
     totals: Counter = Counter({s: 0 for s in suites})

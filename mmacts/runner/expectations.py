@@ -39,6 +39,7 @@ from typing import Any
 from mmacts.backends import gpu
 from mmacts.cases.status import BAD, FLAKE, PASSING, SKIP
 from mmacts.core.records import append_jsonl, latest_by_case, read_jsonl
+from mmacts.core.suites import suite_names
 from mmacts.report import runinfo  # module attribute: tests patch runinfo._toolchain
 from mmacts.report.atomic import write_text_atomic
 from mmacts.runner.select import Selection, _usage, cases, check_exact_names, substring_hints, suite_cases
@@ -511,7 +512,7 @@ def main(argv: list[str]) -> int:
                   f"({', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'every case expected to pass'})"
                   + (f"; made on {b.made_on}" if b.made_on else ""))
             return 0
-        from mmacts.report.run_dir import ReportInputError, read_meta, run_records
+        from mmacts.report.run_dir import ReportInputError, read_meta, run_records  # pandas: not at the CLI's start
 
         try:
             meta = read_meta(args.run)
@@ -526,8 +527,6 @@ def main(argv: list[str]) -> int:
         if args.out is None:
             sys.stdout.write(text)
             return 0
-        from mmacts.report.atomic import write_text_atomic
-
         try:
             write_text_atomic(args.out, text)
         except OSError as exc:
@@ -575,8 +574,6 @@ def prepare_run(suites: list[str], level: str, ns: argparse.Namespace, expect_fi
 
 def all_case_ids() -> list[str]:
     """Every case ID of every suite of this checkout (the full level holds the others' cases)."""
-    from mmacts.core.suites import suite_names
-
     out = []
     for name in suite_names():
         out += [c.case_id for c in suite_cases(name, "full")]

@@ -6,13 +6,18 @@ import sys
 
 import numpy as np
 
-from mmacts.backends import execute  # module attributes: tests patch execute.vm_reason
+from mmacts.backends import (
+    assembler,
+    execute,  # module attributes: tests patch execute.vm_reason
+)
 from mmacts.cases.model import Case
 from mmacts.compare.mismatch_map import render
 from mmacts.core.driver import Driver, as_driver
 from mmacts.core.suites import load_driver, suite_names
 from mmacts.ptxvm.trace import Tracer
 from mmacts.report.run_dir import ReportInputError, read_meta, run_records
+from mmacts.runner.explain_tcgen05 import sections
+from mmacts.toolchain.sass import disassemble
 
 
 def find_case(case_id: str) -> tuple[Driver, Case] | None:
@@ -74,9 +79,6 @@ def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_line
     ptx = driver.module_ptx(case)
     _show("PTX", ptx)
     try:
-        from mmacts.backends import assembler
-        from mmacts.toolchain.sass import disassemble
-
         res = assembler.assemble(ptx, case.arch)
         if res.ok:
             text = disassemble(res.cubin)
@@ -94,8 +96,6 @@ def explain(case_id: str, *, trace: bool = False, threads: str = "0:0", max_line
     if described is not None:
         _show("descriptors and operands (decoded)", described)
     elif getattr(inputs, "programs", None) is not None:
-        from mmacts.runner.explain_tcgen05 import sections
-
         for title, body in sections(case, inputs):
             _show(title, body)
     else:

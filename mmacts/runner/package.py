@@ -35,6 +35,7 @@ from typing import Any
 from mmacts.core.records import RecordsError, latest_by_case, read_records
 from mmacts.core.suites import REPO_ROOT
 from mmacts.report.run_dir import ReportInputError, read_meta, run_records
+from mmacts.runner.plugin import shard_of
 from mmacts.runner.select import Selection, cases
 
 SCHEMA = "mmacts-package/1"
@@ -66,8 +67,6 @@ def code_hash(root: Path | None = None) -> str:
 
 def expected_ids(options: dict[str, Any]) -> list[str]:
     """The case IDs a run with these options selects in this checkout (its shard included)."""
-    from mmacts.runner.plugin import shard_of
-
     sel = Selection.from_args(argparse.Namespace(
         k=options.get("k"), rows=options.get("rows"), arch=options.get("arch"), caselist=options.get("caselist"),
         fraction=options.get("fraction"), mandatory=options.get("mandatory")))

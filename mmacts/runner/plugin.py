@@ -36,7 +36,9 @@ from mmacts.backends import BACKENDS, DEFAULT_BACKEND
 from mmacts.backends.execute import Executor
 from mmacts.cases.model import LEVELS, Case
 from mmacts.cases.status import CRASH
+from mmacts.compare.answer_cache import AnswerCache
 from mmacts.core.records import RECORD_KEY, empty_record, read_jsonl
+from mmacts.core.suites import load_driver, suite_names
 from mmacts.runner import faults, gpu_pinning, lifeline, timing
 from mmacts.runner.recordlog import RecordLog
 
@@ -106,8 +108,6 @@ def _drivers_for(metafunc: pytest.Metafunc) -> list[Any]:
         return [own]
     if not getattr(metafunc.module, "MMACTS_ALL_SUITES", False):
         return []
-    from mmacts.core.suites import load_driver, suite_names
-
     names = metafunc.config.getoption("--mmacts-suite") or suite_names()
     return [load_driver(n) for n in names]
 
@@ -196,8 +196,6 @@ def session_executor(config: pytest.Config) -> Executor:
         ex = Executor(backend=config.getoption("--mmacts-backend"))
         answers = config.getoption("--mmacts-answer-cache")
         if answers:
-            from mmacts.compare.answer_cache import AnswerCache
-
             ex.answers = AnswerCache(answers)
         ex.all_cases = config.stash.get(_ALL_CASES, {})
         config.stash[_EXECUTOR] = ex
@@ -431,8 +429,6 @@ def run_case(driver: Any, case: Case, executor: Executor | None = None) -> None:
     None: the session's). The record goes onto the running item's ``user_properties`` (the list the
     ``record_property`` fixture appends to, carried to an xdist controller with the report)."""
     if driver is None:
-        from mmacts.core.suites import load_driver
-
         driver = load_driver(case.suite)
     item = _CURRENT["item"]
     limit = item.config.getoption("--mmacts-case-timeout")

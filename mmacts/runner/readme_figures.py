@@ -13,6 +13,7 @@ import io
 import re
 
 from mmacts.cases.model import LEVELS
+from mmacts.core.suites import suite_names
 from mmacts.runner import cli
 
 _CASES = re.compile(r"^# (\d+) cases at level (\w+)")
@@ -48,8 +49,6 @@ def coverage_counts(level: str = "full") -> tuple[int, int]:
 
 
 def main() -> None:
-    from mmacts.core.suites import suite_names
-
     for s in suite_names():
         print(f"`{s}`: {' / '.join(map(str, case_counts(s)))}")
     mutant, citation = coverage_counts()

@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from mmacts.core.records import RECORD_KEY
+from mmacts.runner.expectations import load, local_env
 from mmacts.runner.faults import case_record
+from mmacts.runner.plugin import _case_of as case_of
 from mmacts.runner.select import Selection, parse_fraction, read_caselist, split_list
 
 
@@ -33,8 +35,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _case_of(item: Any) -> Any:
-    from mmacts.runner.plugin import _case_of as case_of
-
     return case_of(item)
 
 
@@ -64,12 +64,8 @@ _SKIPS: dict[str, Any] = {}
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--mmacts-expectations")
     if path:
-        from mmacts.runner.expectations import load
-
         baseline = load(Path(path))
         if any(e.scope for e in baseline.all_entries() if e.expect == "skip"):
-            from mmacts.runner.expectations import local_env
-
             baseline, _ = baseline.for_env(local_env())  # a skip for another device does not skip here
         _SKIPS["baseline"] = baseline
 
