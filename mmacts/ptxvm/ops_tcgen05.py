@@ -36,6 +36,7 @@ from mmacts.ptxvm.memory import SHARED_WINDOW
 from mmacts.ptxvm.ops_core import arrive
 from mmacts.ptxvm.parse import Instr
 from mmacts.ptxvm.ptxtypes import ptx_type
+from mmacts.ptxvm.tcgen05.cp import SHAPES as CP_SHAPES
 
 POISON = 0xFFFFFFFF
 LANES, COLS = 128, 512
@@ -443,7 +444,7 @@ def _tc_fence(m: Machine, ins: Instr, act: np.ndarray) -> None:
 
 
 def _cp_form(ins: Instr) -> tuple[str, str | None, str | None]:
-    shape = next((p for p in ins.parts if p in ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")), None)
+    shape = next((p for p in ins.parts if p in CP_SHAPES), None)
     if shape is None:
         raise VmUnsupported(f"{ins.opcode}: unknown tcgen05.cp shape")
     mc = next((p for p in ins.parts if p.startswith("warpx")), None)
