@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -135,6 +136,39 @@ def tmem_cells(tmem: np.ndarray, lane: np.ndarray, col: np.ndarray, mark: np.nda
                          f"column {int(col.max())})")
     mark[lane, col] = True
     return tmem[lane, col]
+
+
+@dataclass(frozen=True)
+class DecodedMma:
+    """What every tcgen05.mma decodes from its idesc and qualifiers, every rule on them checked (each MMA's own
+    record adds the fields only it has)."""
+
+    kind: str
+    cg: int
+    f: dict[str, Any]
+    """The idesc fields (``decode_idesc``)."""
+    m: int
+    n: int
+    k: int
+    layout: str
+    afmt: str
+    bfmt: str
+    sparse: bool
+    a_is_tmem: bool
+
+    @property
+    def ka(self) -> int:
+        """A's K as stored: half of K when sparse."""
+        return self.k // 2 if self.sparse else self.k
+
+    @property
+    def a_sig(self) -> tuple:
+        """What a collector buffer filled with this MMA's A holds (a later use must need the same)."""
+        return ("A", self.kind, self.afmt, self.m, self.ka, self.cg, self.layout)
+
+    def major(self, operand: str) -> str:
+        """Major-ness of operand ``a``/``b`` in shared memory (idesc transpose bit)."""
+        return "MN" if self.f[f"transpose_{operand}"] else "K"
 
 
 # --------------------------------------------------------------------------------------------- footprint

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -61,6 +60,7 @@ from reference.gemm import matmul64
 
 from .collector import Collector, after, from_buffer, parse_usage
 from .datapath import (
+    DecodedMma,
     MmaFootprint,
     d_address,
     d_cells,
@@ -150,29 +150,12 @@ def scale_count(kind: str, scale_vec: str | None, stype: str, k: int, atype: str
 
 
 @dataclass(frozen=True)
-class _Mma:
+class _Mma(DecodedMma):
     """One block-scaled MMA as its idesc and qualifiers decode, every rule on them checked."""
 
-    kind: str
-    cg: int
-    f: dict[str, Any]
-    """The idesc fields (``decode_idesc``)."""
-    m: int
-    n: int
-    k: int
-    layout: str
-    afmt: str
-    bfmt: str
     sfmt: str
     nsf: int
     """Scale factors per row (Tables 54/55); each covers ``vs`` = K / nsf elements of K."""
-    sparse: bool
-    a_is_tmem: bool
-
-    @property
-    def ka(self) -> int:
-        """A's K as stored: half of K when sparse."""
-        return self.k // 2 if self.sparse else self.k
 
     @property
     def vs(self) -> int:
@@ -181,14 +164,6 @@ class _Mma:
     @property
     def two_x_two(self) -> bool:
         return self.layout == "B"
-
-    @property
-    def a_sig(self) -> tuple:
-        """What a collector buffer filled by this MMA holds (a later use must need the same)."""
-        return ("A", self.kind, self.afmt, self.m, self.ka, self.cg, self.layout)
-
-    def major(self, operand: str) -> str:
-        return "MN" if self.f[f"transpose_{operand}"] else "K"
 
     def container(self, fmt: str) -> str:
         return F8F6F4_SMEM_CONTAINER[fmt] if self.kind == "mxf8f6f4" else "fp4x2"
@@ -225,7 +200,8 @@ def _decode(kind: str, cta_group: int, tmems: list[np.ndarray], smems: list[np.n
         raise ValueError(f"tcgen05.mma: N = {n} not even per CTA for Layout B")
     if a_is_tmem and f["transpose_a"]:
         raise ValueError("tcgen05.mma: transpose A set with A in tensor memory")
-    return _Mma(kind, cg, f, m, n, k, layout, afmt, bfmt, f["scale_type_name"], nsf, bool(sparse), a_is_tmem)
+    return _Mma(kind=kind, cg=cg, f=f, m=m, n=n, k=k, layout=layout, afmt=afmt, bfmt=bfmt, sparse=bool(sparse),
+                a_is_tmem=a_is_tmem, sfmt=f["scale_type_name"], nsf=nsf)
 
 
 # --------------------------------------------------------------------------------------------- MMA

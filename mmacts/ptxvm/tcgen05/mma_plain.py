@@ -49,13 +49,12 @@ D, wrapped to 32 bits, or clamped to the int32 range with the Saturate bit (Tabl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from . import collector as C
-from .datapath import MmaFootprint, d_address, d_cells, d_columns, layout_of, mma_k, read_old_d, write_d
+from .datapath import DecodedMma, MmaFootprint, d_address, d_cells, d_columns, layout_of, mma_k, read_old_d, write_d
 from .decode import decode_idesc
 from .mma import values
 from .smem_operand import byte_ranges, read_operand
@@ -113,31 +112,11 @@ def plain_values(fmt: str, codes: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _PlainMma:
+class _PlainMma(DecodedMma):
     """One MMA without block scaling as its idesc and qualifiers decode, every rule on them checked."""
 
-    kind: str
-    cg: int
     ws: bool
-    f: dict[str, Any]
-    """The idesc fields (``decode_idesc``)."""
-    m: int
-    n: int
-    k: int
-    afmt: str
-    bfmt: str
     dfmt: str
-    layout: str
-    sparse: bool
-    a_is_tmem: bool
-
-    @property
-    def ka(self) -> int:
-        """A's K as stored: half of K when sparse."""
-        return self.k // 2 if self.sparse else self.k
-
-    def major(self, operand: str) -> str:
-        return "MN" if self.f[f"transpose_{operand}"] else "K"
 
 
 def _check_operands(kind: str, cta_group: int, tmems: list[np.ndarray], smems: list[np.ndarray], *, ws: bool,
@@ -192,8 +171,8 @@ def _decode(kind: str, cg: int, idesc: int, *, sparse: bool, ws: bool, a_is_tmem
             raise ValueError("tcgen05.mma.sp: no sparsity metadata address")
     if a_is_tmem and f["transpose_a"]:
         raise ValueError("tcgen05.mma: transpose A set with A in tensor memory")
-    return _PlainMma(kind, cg, ws, f, m, n, k, afmt, bfmt, f["dtype_name"], layout_of(m, cg, sparse, ws),
-                     bool(sparse), a_is_tmem)
+    return _PlainMma(kind=kind, cg=cg, f=f, m=m, n=n, k=k, layout=layout_of(m, cg, sparse, ws), afmt=afmt, bfmt=bfmt,
+                     sparse=bool(sparse), a_is_tmem=a_is_tmem, ws=ws, dfmt=f["dtype_name"])
 
 
 # --------------------------------------------------------------------------------------------- MMA
@@ -248,12 +227,11 @@ def _a_tables(mma: _PlainMma, tmems: list[np.ndarray], smems: list[np.ndarray], 
               fp: MmaFootprint) -> list[np.ndarray]:
     """Per CTA a table (128 lanes, K') of A rows indexed by the D lane that uses the row (module docstring):
     from the collector buffer, TMEM or shared memory."""
-    a_sig = ("A", mma.kind, mma.afmt, mma.m, mma.ka, mma.cg, mma.layout)
-    held = None if mma.ws else C.from_buffer(collectors, buf, cop, a_sig)
+    held = None if mma.ws else C.from_buffer(collectors, buf, cop, mma.a_sig)
     tabs = list(held) if held is not None else [_a_table(mma, v, tmems[v], smems[v], a, d_lane0, cta, lane, fp)
                                                 for v in range(mma.cg)]
     if not mma.ws:
-        C.after(collectors, buf, cop, a_sig, tabs)
+        C.after(collectors, buf, cop, mma.a_sig, tabs)
     return tabs
 
 
