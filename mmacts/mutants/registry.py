@@ -581,6 +581,57 @@ def _reversed_slots(*elems: str) -> Callable[[Callable[..., np.ndarray]], Callab
 
 VMMMA = "mmacts.ptxvm.tcgen05.mma"
 BUILD = "suites.tcgen05_blockscale.build"
+VMTO = "mmacts.ptxvm.tcgen05.tmem_operand"
+VMDP = "mmacts.ptxvm.tcgen05.datapath"
+
+
+def _sfb_groups_4_apart(sf_group_stride: Callable[..., int]) -> Callable[..., int]:
+    """The VM's ``tcgen05.mma.sf_group_stride`` with SFB's 4-SF groups 4 columns apart for every N (4x1)."""
+    def mutated(which: str, two_x_two: bool, n: int) -> int:
+        return 4 if which == "B" and not two_x_two else sf_group_stride(which, two_x_two, n)
+    return mutated
+
+
+def _a_slot_reversed(bits: int) -> Callable[[Callable[..., tuple]], Callable[..., tuple]]:
+    """A wrap factory for the VM's ``tmem_operand.a_tmem_slot``: elements of ``bits`` bits highest-k-first in
+    their TMEM cell (the other widths untouched)."""
+    def factory(a_tmem_slot: Callable[..., tuple]) -> Callable[..., tuple]:
+        def mutated(width: int, k: np.ndarray) -> tuple:
+            col, bit = a_tmem_slot(width, k)
+            return (col, 32 - width - bit) if width == bits else (col, bit)
+        return mutated
+    return factory
+
+
+def _leader_sfb(sf_copy_read_by: Callable[..., tuple]) -> Callable[..., tuple]:
+    """The VM's ``tcgen05.mma.sf_copy_read_by`` with every D cell reading the leader CTA's SFB copy."""
+    def mutated(which: str, cta: np.ndarray, lane: np.ndarray) -> tuple:
+        copy_cta, quadrant = sf_copy_read_by(which, cta, lane)
+        return (copy_cta if which == "A" else copy_cta * 0), quadrant
+    return mutated
+
+
+def _ue4m3_7f_as_480(applies: Callable[..., bool]) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """A wrap factory for a VM scale-value table (``tcgen05.mma.value_table``, ``warpmma.formats.scale_table``):
+    UE4M3 code 0x7F decoded as 480 (not NaN) in the tables ``applies(*args)`` selects."""
+    def factory(table: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def mutated(*args: str) -> np.ndarray:
+            t = table(*args)
+            if not applies(*args):
+                return t
+            t = t.copy()
+            t[0x7F] = 480.0
+            return t
+        return mutated
+    return factory
+
+
+def _dol_msb_first(dol_bit: Callable[..., tuple]) -> Callable[..., tuple]:
+    """The VM's ``datapath.dol_bit`` counting the bits of each disable-output-lane word from the top."""
+    def mutated(lane: np.ndarray) -> tuple:
+        word, bit = dol_bit(lane)
+        return word, 31 - bit
+    return mutated
 
 
 def _sf_mutants() -> list[Mutant]:
@@ -661,7 +712,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-vm",
             "VM reads SF index g from byte 3 - g%4",
             SFID_ROWS,
-            edit_source(VMMMA, r"codes = \(cells >> \(\(g % 4\) \* 8\)", "codes = (cells >> ((3 - g % 4) * 8)"),
+            wrap(VMMMA, "sf_byte", lambda sf_byte: lambda g: 3 - sf_byte(g)),
             TC,
             sfid,
         ),
@@ -670,7 +721,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-vm",
             "VM reads SF of MN index x one lane up",
             SF_ROWS,
-            edit_source(VMMMA, r"32 \* ql \+ \(xs % 32\)", "32 * ql + ((xs + 1) % 32)"),
+            wrap(VMMMA, "sf_lane", lambda sf_lane: lambda quadrant, x: sf_lane(quadrant, x + 1)),
             TC,
             anyc,
         ),
@@ -679,7 +730,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-vm",
             "VM reads the SF columns one column right",
             SF_ROWS,
-            edit_source(VMMMA, r"\(col0 \+ xs // 32\)", "(col0 + 1 + xs // 32)"),
+            wrap(VMMMA, "sf_column", lambda sf_column: lambda *a: sf_column(*a) + 1),
             TC,
             anyc,
             fast=True,
@@ -689,7 +740,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-vm",
             "VM ignores the SF ID (g = j)",
             SFID_ROWS,
-            edit_source(VMMMA, r"        g = sf_id \+ j\n", "        g = j\n"),
+            wrap(VMMMA, "sf_index", lambda sf_index: lambda sf_id, j: sf_index(0, j)),
             TC,
             sfid,
         ),
@@ -698,7 +749,7 @@ def _sf_mutants() -> list[Mutant]:
             "sf-vm",
             "VM SFB groups 4 columns apart for every N (4x1)",
             SF_ROWS + ("T54.4", "T54.6"),
-            edit_source(VMMMA, r"c = 4 \* -\(-n // 128\)", "c = 4"),
+            wrap(VMMMA, "sf_group_stride", _sfb_groups_4_apart),
             TC,
             k96_wide,
         ),
@@ -757,7 +808,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-vm",
             "VM reads A bytes highest-k-first",
             AT_ROWS8,
-            edit_source(VMMMA, r"col, bit = kk // 4, 8 \* \(kk % 4\)", "col, bit = kk // 4, 8 * (3 - kk % 4)"),
+            wrap(VMTO, "a_tmem_slot", _a_slot_reversed(8)),
             TC,
             a8,
         ),
@@ -766,7 +817,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-vm",
             "VM reads mxf4 A nibbles highest-k-first",
             AT_ROWS4,
-            edit_source(VMMMA, r"col, bit = kk // 8, 4 \* \(kk % 8\)", "col, bit = kk // 8, 4 * (7 - kk % 8)"),
+            wrap(VMTO, "a_tmem_slot", _a_slot_reversed(4)),
             TC,
             a4,
         ),
@@ -775,11 +826,7 @@ def _atmem_mutants() -> list[Mutant]:
             "atmem-vm",
             "VM reads A row x from lane x + 1",
             AT_ROWS8 + AT_ROWS4[:1],
-            edit_source(
-                VMMMA,
-                r"lanes = base \+ np\.arange\(rows\)\[:, None\]",
-                "lanes = base + (np.arange(rows)[:, None] + 1) % rows",
-            ),
+            wrap(VMTO, "a_tmem_lanes", lambda a_tmem_lanes: lambda rows, copy: np.roll(a_tmem_lanes(rows, copy), -1)),
             TC,
             anya,
         ),
@@ -877,6 +924,27 @@ FRAG = "reference.mma_sync.fragments"
 VMMS = "mmacts.ptxvm.warpmma.mma_sync"
 
 
+def _register_pair_swapped(applies: Callable[..., bool] = lambda *_: True) -> Callable[[Callable], Callable]:
+    """A wrap factory for a VM mma.sync fragment map (``_a_where``/``_b_where``/``_cd_where``: element -> lane,
+    register, bit): registers 2i and 2i + 1 trade places (the other row half / K half / column) where
+    ``applies(*args)``."""
+    def factory(where: Callable) -> Callable:
+        def mutated(*args: object) -> object:
+            w = where(*args)
+            return replace(w, reg=w.reg ^ 1) if applies(*args) else w
+        return mutated
+    return factory
+
+
+def _byte_id_ignored(operand: str) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """A wrap factory for the VM's ``mma_sync.sf_byte``: operand ``operand``'s byte-id read as 0."""
+    def factory(sf_byte: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def mutated(op: str, byte_id: int, j: np.ndarray) -> np.ndarray:
+            return sf_byte(op, 0 if op == operand else byte_id, j)
+        return mutated
+    return factory
+
+
 def _sub8(c: Case) -> bool:
     return c.runtime.get("atype") in ("e2m1", "e2m3", "e3m2") or c.runtime.get("btype") in ("e2m1", "e2m3", "e3m2")
 
@@ -912,7 +980,7 @@ def _packed_mutants() -> list[Mutant]:
             "packed-vm",
             "VM reads two E2M1 per byte with the higher k low",
             ("S9.7.16.10.4.6",),
-            edit_source(SMO, r"\(4 \* \(e % 2\)\)", "(4 * (1 - e % 2))"),
+            wrap(SMO, "fp4x2_slot", lambda fp4x2_slot: lambda e: (fp4x2_slot(e)[0], 4 - fp4x2_slot(e)[1])),
             TC,
             fp4x2,
         ),
@@ -921,7 +989,7 @@ def _packed_mutants() -> list[Mutant]:
             "packed-vm",
             "VM reads the codes of a padded chunk last-first",
             ("S9.7.16.10.4.4",),
-            edit_source(SMO, r"bit = \(e % 16\) \* bits", "bit = (15 - e % 16) * bits"),
+            wrap(SMO, "padded_bit", lambda padded_bit: lambda e, bits: padded_bit(15 - e % 16, bits)),
             TC,
             padded,
         ),
@@ -1080,7 +1148,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM A fragment: the other row half per register",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(VMMS, r"reg = row // 8 \+ 2 \* \(kk // span\)", "reg = (1 - row // 8) + 2 * (kk // span)"),
+            wrap(VMMS, "_a_where", _register_pair_swapped()),
             MS,
             k32,
             limit=3,
@@ -1090,7 +1158,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM B fragment: the other K half per register",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(VMMS, r"    reg = kk // span\n", "    reg = 1 - kk // span\n"),
+            wrap(VMMS, "_b_where", _register_pair_swapped()),
             MS,
             k64,
             limit=3,
@@ -1100,7 +1168,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM C/D fragment: the two columns of a thread swapped",
             ("T35.1", "T35.2", "T35.3"),
-            edit_source(VMMS, r"2 \* \(row // 8\) \+ col % 2", "2 * (row // 8) + 1 - col % 2"),
+            wrap(VMMS, "_cd_where", _register_pair_swapped(lambda f16: not f16)),
             MS,
             k32,
             limit=3,
@@ -1110,7 +1178,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM SF_A lane rule uses tida instead of 2*tida",
             MS_SEL,
-            edit_source(VMMS, r"2 \* tida \+ r // 8", "tida + r // 8"),
+            wrap(VMMS, "sfa_lane", lambda sfa_lane: lambda row, tida: sfa_lane(row, tida) - tida),
             MS,
             tida,
             limit=6,
@@ -1120,7 +1188,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM SF_B ignores thread-id-b",
             MS_SEL,
-            edit_source(VMMS, r"lane_b = 4 \* n \+ tidb", "lane_b = 4 * n"),
+            wrap(VMMS, "sfb_lane", lambda sfb_lane: lambda col, tidb: sfb_lane(col, 0)),
             MS,
             tidb,
             limit=6,
@@ -1130,7 +1198,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM SF_A ignores byte-id-a",
             MS_SEL,
-            edit_source(VMMS, r"\(8 \* \(bida \+ j\)\)", "(8 * j)"),
+            wrap(VMMS, "sf_byte", _byte_id_ignored("A")),
             MS,
             bida,
             limit=6,
@@ -1140,7 +1208,7 @@ def _mmasync_mutants() -> list[Mutant]:
             "mmasync-vm",
             "VM SF_B ignores byte-id-b",
             MS_SEL,
-            edit_source(VMMS, r"\(8 \* \(bidb \+ j2\)\)", "(8 * j2)"),
+            wrap(VMMS, "sf_byte", _byte_id_ignored("B")),
             MS,
             bidb,
             limit=6,
@@ -1426,8 +1494,7 @@ def _ownership_mutants() -> list[Mutant]:
     return [
         Mutant("sf-vm.cg2-leader-sfb", "sf-vm",
                "cta_group::2: both CTAs' D lanes scaled by the leader CTA's SFB (the peer's copy never read)",
-               (), edit_source(VMMMA, r"vals\[cta, q_cell, x_cell\]",
-                               'vals[cta * (which == "A"), q_cell, x_cell]'),
+               (), wrap(VMMMA, "sf_copy_read_by", _leader_sfb),
                TC, lambda c: c.recipe == "probe:sfb_peer_copy", limit=2, observed=True),
         Mutant("collector-vm.use-reads-memory", "collector-vm",
                "collector::a::use/lastuse read A from memory through the descriptor, not from the collector buffer",
@@ -1442,11 +1509,11 @@ def _ue4m3_nan_mutants() -> list[Mutant]:
     probe = lambda c: c.recipe == "probe:ue4m3_nan_scale"  # noqa: E731
     return [
         Mutant("sf-vm.ue4m3-7f-finite", "sf-vm", "tcgen05 VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
-               edit_source(VMMMA, r"t\[0x80:\] = np\.nan", "t[0x80:] = np.nan\n        t[0x7F] = 480.0"),
+               wrap(VMMMA, "value_table", _ue4m3_7f_as_480(lambda fmt: fmt == "ue4m3")),
                TC, probe, limit=2, observed=True),
         Mutant("mmasync-vm.ue4m3-7f-finite", "mmasync-vm", "mma.sync VM decodes UE4M3 scale 0x7F as 480, not NaN", (),
-               edit_source("mmacts.ptxvm.warpmma.formats", r"return np\.where\(top, np\.nan, mag\)",
-                           "return np.where(top, np.nan, np.where(code == 0x7F, 480.0, mag))"),
+               wrap("mmacts.ptxvm.warpmma.formats", "scale_table",
+                    _ue4m3_7f_as_480(lambda stype, reading: (stype, reading) == ("ue4m3", "nan"))),
                MS, probe, limit=1, observed=True),
     ]
 
@@ -1467,10 +1534,20 @@ def _plain_mutants() -> list[Mutant]:
                lambda c: c.recipe == "plain:ws-collectors", limit=2, fast=True),
         Mutant("dplace-vm.dol-msb-first", "dplace-vm",
                "disable-output-lane bits read most-significant first inside each 32-bit word",
-               ("S9.7.16.10.9.1",), edit_source(VMMMA, r"\(words\[i // 32\] >> \(i % 32\)\)",
-                                                "(words[i // 32] >> (31 - i % 32))"),
+               ("S9.7.16.10.9.1",), wrap(VMDP, "dol_bit", _dol_msb_first),
                TC, lambda c: c.recipe == "plain:dol", limit=2),
     ]
+
+
+SHIFT = "mmacts.ptxvm.tcgen05.shift"
+
+
+def _shift_to_lane_127(shift_cells: Callable[[int], tuple]) -> Callable[[int], tuple]:
+    """The VM's ``shift.shift_cells`` with the shifted rows running from the address lane to lane 127."""
+    def mutated(taddr: int) -> tuple:
+        lanes, cols = shift_cells(taddr)
+        return lanes[0] + np.arange(128 - lanes[0]), cols
+    return mutated
 
 
 def _feature_mutants() -> list[Mutant]:
@@ -1493,15 +1570,12 @@ def _feature_mutants() -> list[Mutant]:
             limit=1 if exact else 2, observed=not exact))
     out.append(Mutant(
         "shift-vm.rows-up", "shift-vm", "tcgen05.shift.down moves the rows up instead of down",
-        ("S9.7.16.9.3",), edit_source("mmacts.ptxvm.tcgen05.shift",
-                                      r"tm\[np\.ix_\(lanes\[1:\], cols\)\] = block\[:-1\]",
-                                      "tm[np.ix_(lanes[:-1], cols)] = block[1:]"),
+        ("S9.7.16.9.3",), wrap(SHIFT, "shift_moves", lambda shift_moves: lambda lanes: shift_moves(lanes)[::-1]),
         TC, _feature("feature:shift"), limit=1, fast=True))
     out.append(Mutant(
         "shift-vm.all-lanes", "shift-vm", "tcgen05.shift.down moves every lane from taddr to 127 (the other reading "
         "of AMB-SHIFT-ROW-SCOPE): the probe at lane 0 must see it",
-        (), edit_source("mmacts.ptxvm.tcgen05.shift", r"return lane0 \+ np\.arange\(ROWS\)",
-                        "return lane0 + np.arange(128 - lane0)"),
+        (), wrap(SHIFT, "shift_cells", _shift_to_lane_127),
         TC, lambda c: c.recipe == "probe:shift_row_scope", limit=1, observed=True))
     return out
 

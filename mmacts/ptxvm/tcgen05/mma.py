@@ -48,21 +48,33 @@ cell, old D as C).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 import ml_dtypes
 import numpy as np
 
 from mmacts.spec import queries as Q
+from reference import numeric_model as NM
 from reference.gemm import matmul64
 
 from .collector import Collector, after, from_buffer, parse_usage
+from .datapath import (
+    DecodedMma,
+    MmaFootprint,
+    d_address,
+    d_cells,
+    d_columns,
+    layout_of,
+    mma_k,
+    read_old_d,
+    tmem_cells,
+    write_d,
+)
 from .decode import BLOCK_SCALED_KINDS, catalog, decode_idesc, decode_smem_desc
 from .smem_operand import byte_ranges, read_operand
-from .tmem import LANES, split_taddr
-
-COLS = 512
+from .tmem import split_taddr
+from .tmem_operand import HOLDER, a_tmem_codes, a_tmem_lanes, expand_sparse, first_unlisted_nibble, metadata_nibbles
 
 # --------------------------------------------------------------------------------------------- values
 
@@ -96,41 +108,7 @@ def values(fmt: str, codes: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------- rules
 
 F8F6F4_SMEM_CONTAINER = {"e4m3": "b8", "e5m2": "b8", "e2m3": "p6", "e3m2": "p6", "e2m1": "p4"}
-HOLDER = {"e4m3": (0, 8), "e5m2": (0, 8), "e2m3": (1, 6), "e3m2": (1, 6), "e2m1": (2, 4)}  # (shift, bits)
 VALID_SF_IDS = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,), 3: (0, 1, 2, 3), 6: (0, 2)}
-SPARSE_META_VALID = (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110)
-
-
-@cache
-def _shapes(kind: str) -> tuple:
-    return tuple(s for s in Q.tcgen05_shapes(catalog(), kind) if not s.ws)
-
-
-K96_SHAPES_READINGS = ("m256-cg2-only", "also-m128")
-"""Readings of AMB-K96-SHAPES. ``m256-cg2-only`` (the default): K = 96 only where Table 39 prints it (256xNxK1,
-cta_group::2). ``also-m128``: a dense M = 128 MMA of a kind that Table 39 gives K1 = 96 also takes K = 96, with
-either cta_group (CUTLASS's SM103 kernels issue ``cta_group::1`` M = 128 K = 96); opt-in through the VM
-profile's ``readings`` (``{"AMB-K96-SHAPES": "also-m128"}``) so that such a run says which reading it rests on."""
-
-
-def mma_k(kind: str, cta_group: int, sparse: bool, m: int, k96: bool, k96_shapes: str = "m256-cg2-only") -> int:
-    """K of the MMA from Table 39 (the row matching kind/cta_group/sparsity/M); ``k96_shapes`` is the reading of
-    AMB-K96-SHAPES (:data:`K96_SHAPES_READINGS`)."""
-    if k96_shapes not in K96_SHAPES_READINGS:
-        raise ValueError(f"AMB-K96-SHAPES reading must be one of {K96_SHAPES_READINGS}, not {k96_shapes!r}")
-    ks = {s.K for s in _shapes(kind) if s.cta_group == cta_group and s.sparse == sparse and s.M == m}
-    if not ks:
-        raise ValueError(f"tcgen05.mma kind::{kind}: M = {m}, cta_group::{cta_group}, "
-                         f"{'sparse' if sparse else 'dense'} is not a Table 39 shape")
-    if k96:
-        if 96 in ks:
-            return 96
-        if k96_shapes == "also-m128" and not sparse and m == 128 and any(s.K == 96 for s in _shapes(kind)):
-            return 96
-        raise ValueError(f"tcgen05.mma kind::{kind}: K = 96 (idesc bit 31) not in Table 39 for M = {m}, "
-                         f"cta_group::{cta_group} [AMB-K96-SHAPES, reading {k96_shapes}]")
-    ks.discard(96)
-    return ks.pop()
 
 
 def _canon_sv(scale_vec: str | None) -> str | None:
@@ -168,48 +146,62 @@ def scale_count(kind: str, scale_vec: str | None, stype: str, k: int, atype: str
     raise ValueError(f"tcgen05.mma kind::{kind}: .{sv} not valid with K = {k} (Table 54)")
 
 
-def layout_of(m: int, cta_group: int, sparse: bool) -> str:
-    if cta_group == 1 and m == 128:
-        return "D"
-    if cta_group == 2 and m == 256:
-        return "A"
-    if cta_group == 2 and m == 128:
-        if sparse:
-            raise ValueError("tcgen05.mma: M = 128 cta_group::2 sparse (Layout C) is not modelled")
-        return "B"
-    raise ValueError(f"tcgen05.mma: no block-scaled datapath layout for M = {m}, cta_group::{cta_group}")
+# --------------------------------------------------------------------------------------------- decode, check
 
 
-def d_cells(layout: str, m: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cta, lane, column offset) of every D(m, n), each (M, N)."""
-    mm, nn = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
-    if layout == "D":
-        return np.zeros_like(mm), mm, nn
-    if layout == "A":
-        return mm // 128, mm % 128, nn
-    h = nn // (n // 2)
-    return mm // 64, mm % 64 + 64 * h, nn - h * (n // 2)
+@dataclass(frozen=True)
+class _Mma(DecodedMma):
+    """One block-scaled MMA as its idesc and qualifiers decode, every rule on them checked."""
+
+    sfmt: str
+    nsf: int
+    """Scale factors per row (Tables 54/55); each covers ``vs`` = K / nsf elements of K."""
+
+    @property
+    def vs(self) -> int:
+        return self.k // self.nsf
+
+    @property
+    def two_x_two(self) -> bool:
+        return self.layout == "B"
+
+    def container(self, fmt: str) -> str:
+        return F8F6F4_SMEM_CONTAINER[fmt] if self.kind == "mxf8f6f4" else "fp4x2"
 
 
-# --------------------------------------------------------------------------------------------- footprint
-
-
-@dataclass
-class MmaFootprint:
-    smem_ranges: list[list[tuple[int, int]]]
-    """per CTA: merged [start, end) shared-memory byte ranges read (A if from smem, B)."""
-    tmem_read: list[np.ndarray]
-    """per CTA: bool (128, 512) cells read (A in TMEM, SFA, SFB, metadata, D if enable-input-d)."""
-    tmem_written: list[np.ndarray]
-    """per CTA: bool (128, 512) cells written (D minus disabled lanes)."""
-    warnings: list[str] = field(default_factory=list)
-
-
-def _cells(tmem: np.ndarray, lane: np.ndarray, col: np.ndarray, mark: np.ndarray, what: str) -> np.ndarray:
-    if col.size and (int(col.max()) >= COLS or int(lane.max()) >= LANES or int(col.min()) < 0):
-        raise ValueError(f"tcgen05.mma: {what} runs outside 128 x 512 (column {int(col.max())})")
-    mark[lane, col] = True
-    return tmem[lane, col]
+def _decode(kind: str, cta_group: int, tmems: list[np.ndarray], smems: list[np.ndarray], idesc: int, *,
+            sparse: bool, scale_vec: str | None, arch: str | None, a_is_tmem: bool, scale_input_d: int | None,
+            k96_shapes: str) -> _Mma:
+    """The MMA's shape, formats and scale count from its idesc and qualifiers, each rule checked where its
+    operands are known (the first broken rule is the one reported)."""
+    if kind not in BLOCK_SCALED_KINDS:
+        raise ValueError(f"tcgen05.mma: kind::{kind} is not modelled (block-scaled kinds only)")
+    cg = int(cta_group)
+    if cg not in (1, 2) or len(tmems) != cg or len(smems) != cg:
+        raise ValueError(f"tcgen05.mma cta_group::{cg}: needs {cg} TMEM and smem arrays")
+    if scale_input_d is not None:
+        raise ValueError(f"tcgen05.mma: scale-input-d is only valid for kind::tf32 / kind::f16, not kind::{kind}")
+    f = decode_idesc(kind, idesc)
+    if bool(f["sparse"]) != bool(sparse):
+        raise ValueError(f"tcgen05.mma: idesc sparsity bit = {f['sparse']} but the instruction is "
+                         f"{'.sp' if sparse else 'dense'}")
+    m, n, k96 = f["m"], f["n"], bool(f["k96"])
+    if k96 and arch is not None and not arch.startswith("sm_103"):
+        raise ValueError(f"tcgen05.mma: K = 96 (idesc bit 31) needs sm_103a, target is {arch}")
+    k = mma_k(kind, cg, sparse, m, k96, k96_shapes)
+    layout = layout_of(m, cg, sparse)
+    afmt, bfmt = (f["atype_name"], f["btype_name"]) if kind == "mxf8f6f4" else ("e2m1", "e2m1")
+    nsf = scale_count(kind, scale_vec, f["scale_type_name"], k, afmt, bfmt)
+    for key in ("sfa_id", "sfb_id"):
+        if f[key] not in VALID_SF_IDS[nsf]:
+            raise ValueError(f"tcgen05.mma: {key} = {f[key]} not valid with {nsf} scale factors per row "
+                             f"(valid {VALID_SF_IDS[nsf]})")
+    if n % (2 * cg) and layout == "B":
+        raise ValueError(f"tcgen05.mma: N = {n} not even per CTA for Layout B")
+    if a_is_tmem and f["transpose_a"]:
+        raise ValueError("tcgen05.mma: transpose A set with A in tensor memory")
+    return _Mma(kind=kind, cg=cg, f=f, m=m, n=n, k=k, layout=layout, afmt=afmt, bfmt=bfmt, sparse=bool(sparse),
+                a_is_tmem=a_is_tmem, sfmt=f["scale_type_name"], nsf=nsf)
 
 
 # --------------------------------------------------------------------------------------------- MMA
@@ -231,239 +223,224 @@ def execute_mma(*, kind: str, cta_group: int, tmems: list[np.ndarray], smems: li
     (the PTX syntax has no such operand for block-scaled kinds and ptxas refuses it; kept for the API).
     ``collectors``/``collector_usage``: the A collector buffers of the CTAs and the instruction's
     ``collector::a::op`` part (``collector.py``: use/lastuse take A from the buffer, not from memory).
-    ``k96_shapes``: the reading of AMB-K96-SHAPES (:data:`K96_SHAPES_READINGS`).
+    ``k96_shapes``: the reading of AMB-K96-SHAPES (``datapath.K96_SHAPES_READINGS``).
+
+    Steps: decode and check the instruction, fetch A and B, fetch the scale factors, read the old D, compute,
+    write D back.
     """
-    if kind not in BLOCK_SCALED_KINDS:
-        raise ValueError(f"tcgen05.mma: kind::{kind} is not modelled (block-scaled kinds only)")
-    cg = int(cta_group)
-    if cg not in (1, 2) or len(tmems) != cg or len(smems) != cg:
-        raise ValueError(f"tcgen05.mma cta_group::{cg}: needs {cg} TMEM and smem arrays")
-    if scale_input_d is not None:
-        raise ValueError(f"tcgen05.mma: scale-input-d is only valid for kind::tf32 / kind::f16, not kind::{kind}")
-    f = decode_idesc(kind, idesc)
-    if bool(f["sparse"]) != bool(sparse):
-        raise ValueError(f"tcgen05.mma: idesc sparsity bit = {f['sparse']} but the instruction is "
-                         f"{'.sp' if sparse else 'dense'}")
-    m, n, k96 = f["m"], f["n"], bool(f["k96"])
-    if k96 and arch is not None and not arch.startswith("sm_103"):
-        raise ValueError(f"tcgen05.mma: K = 96 (idesc bit 31) needs sm_103a, target is {arch}")
-    k = mma_k(kind, cg, sparse, m, k96, k96_shapes)
-    layout = layout_of(m, cg, sparse)
-    if kind == "mxf8f6f4":
-        afmt, bfmt = f["atype_name"], f["btype_name"]
-    else:
-        afmt = bfmt = "e2m1"
-    sfmt = f["scale_type_name"]
-    nsf = scale_count(kind, scale_vec, sfmt, k, afmt, bfmt)
-    for key in ("sfa_id", "sfb_id"):
-        if f[key] not in VALID_SF_IDS[nsf]:
-            raise ValueError(f"tcgen05.mma: {key} = {f[key]} not valid with {nsf} scale factors per row "
-                             f"(valid {VALID_SF_IDS[nsf]})")
-    if n % (2 * cg) and layout == "B":
-        raise ValueError(f"tcgen05.mma: N = {n} not even per CTA for Layout B")
-    vs = k // nsf
-    rows_a, cols_b = m // cg, n // cg
-    ka = k // 2 if sparse else k
-    a_major = "MN" if f["transpose_a"] else "K"
-    b_major = "MN" if f["transpose_b"] else "K"
-    if a_is_tmem and f["transpose_a"]:
-        raise ValueError("tcgen05.mma: transpose A set with A in tensor memory")
-    two_x_two = layout == "B"
-    fp = MmaFootprint([], [np.zeros((LANES, COLS), bool) for _ in range(cg)],
-                      [np.zeros((LANES, COLS), bool) for _ in range(cg)])
-    a_desc = None if a_is_tmem else decode_smem_desc(a)
-    b_d = decode_smem_desc(b_desc)
-    a_reps: list[list[np.ndarray]] = [[], []]  # per replica (2x2 halves), per CTA: A values (rows_a, K)
-    b_parts = []
-    colls = collectors if collectors is not None else [Collector() for _ in range(cg)]
-    buf, cop = parse_usage(collector_usage, ws=False)
-    a_sig = ("A", kind, afmt, m, ka, cg, layout)
-    held = from_buffer(colls, buf, cop, a_sig)
-    kept = []
-    for v in range(cg):
-        ranges: list[np.ndarray] = []
-        if held is not None:
-            vals = held[v]
-        else:
-            if a_is_tmem:
-                reps = _read_a_tmem(tmems[v], a, rows_a, ka, kind, afmt, two_x_two, fp.tmem_read[v])
-            else:
-                cont = F8F6F4_SMEM_CONTAINER[afmt] if kind == "mxf8f6f4" else "fp4x2"
-                codes, addr = read_operand(smems[v], a, rows_a, ka, major=a_major, container=cont, desc=a_desc)
-                ranges.append(addr.ravel())
-                reps = [codes]
-            vals = [values(afmt, c) for c in reps]
-        kept.append(vals)
-        if sparse:
-            vals = [_expand_sparse(x, tmems[v], sp_meta_taddr, kind, k, fp, v) for x in vals]
-        a_reps[0].append(vals[0])
-        a_reps[1].append(vals[-1])
-        cont = F8F6F4_SMEM_CONTAINER[bfmt] if kind == "mxf8f6f4" else "fp4x2"
-        codes, addr = read_operand(smems[v], b_desc, cols_b, k, major=b_major, container=cont, desc=b_d)
-        ranges.append(addr.ravel())
-        b_parts.append(values(bfmt, codes))
-        fp.smem_ranges.append(byte_ranges(np.concatenate(ranges)))
-    after(colls, buf, cop, a_sig, kept)
-    a0 = np.concatenate(a_reps[0], axis=0)
-    reps2 = len(a_reps[1]) == cg and any(x is not y for x, y in zip(a_reps[0], a_reps[1], strict=True))
-    a1 = np.concatenate(a_reps[1], axis=0) if reps2 else a0
-    bv = np.concatenate(b_parts, axis=0)
-    if f["negate_a"]:
-        a0, a1 = -a0, (-a1 if reps2 else None)
-        a1 = a0 if a1 is None else a1
-    if f["negate_b"]:
-        bv = -bv
-    cta, lane, dcol = d_cells(layout, m, n)
-    sa, sb = _read_scales(tmems, f, sfa_taddr, sfb_taddr, sfmt, nsf, layout, m, n, cta, lane, fp)
-    d_lane0, d_col0 = split_taddr(d_taddr, what="tcgen05.mma D address")
-    if d_lane0:
-        raise ValueError(f"tcgen05.mma: D address lane {d_lane0} (Layout {layout} needs lane alignment 0)")
-    dl, dc = lane, d_col0 + dcol
-    if int(dc.max()) >= COLS:
-        raise ValueError(f"tcgen05.mma: D runs past column 511 (column {d_col0} + {int(dcol.max())})")
-    old = None
-    if enable_input_d:
-        old = np.empty((m, n), dtype=np.uint32)
-        for v in range(cg):
-            sel = cta == v
-            old[sel] = tmems[v][dl[sel], dc[sel]]
-            fp.tmem_read[v][dl[sel], dc[sel]] = True
-    half = (np.arange(n) >= n // 2) if two_x_two else None
-    if arithmetic == "float64":
-        acc = np.zeros((m, n), dtype=np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            for j in range(nsf):
-                blk = slice(j * vs, (j + 1) * vs)
-                p = matmul64(a0[:, blk], bv[:, blk].T)
-                if reps2:
-                    p = np.where(half[None, :], matmul64(a1[:, blk], bv[:, blk].T), p)
-                acc += p * sa[j] * sb[j]
-            if old is not None:
-                acc = acc + old.view(np.float32).astype(np.float64)
-            out = acc.astype(np.float32).view(np.uint32)
-    else:
-        out = _numeric(arithmetic, a0, a1 if reps2 else None, bv, sa, sb, old, half, afmt, bfmt, vs, nsf)
-    write_d(tmems, fp, out, cta, dl, dc, disable_output_lane)
+    mma = _decode(kind, cta_group, tmems, smems, idesc, sparse=sparse, scale_vec=scale_vec, arch=arch,
+                  a_is_tmem=a_is_tmem, scale_input_d=scale_input_d, k96_shapes=k96_shapes)
+    fp = MmaFootprint.blank(mma.cg)
+    ops = _fetch_operands(mma, tmems, smems, a, b_desc, sp_meta_taddr, collectors, collector_usage, fp)
+    cta, lane, dcol = d_cells(mma.layout, mma.m, mma.n)
+    sa, sb = _read_scales(tmems, mma.f, sfa_taddr, sfb_taddr, mma.sfmt, mma.nsf, mma.layout, mma.m, mma.n, cta,
+                          lane, fp)
+    _, d_col0 = d_address(d_taddr, mma.layout)
+    dc = d_columns(d_col0, dcol)
+    old = read_old_d(tmems, fp, cta, lane, dc) if enable_input_d else None
+    out = _compute(mma, arithmetic, ops, sa, sb, old)
+    write_d(tmems, fp, out, cta, lane, dc, disable_output_lane)
     return fp
 
 
-def write_d(tmems: list[np.ndarray], fp: MmaFootprint, out: np.ndarray, cta: np.ndarray, lane: np.ndarray,
-            col: np.ndarray, disable_output_lane: list[int] | None) -> None:
-    """Store D (uint32 cells, shape (M, N)) at (cta, lane, col) in every CTA of the group, except the lanes
-    ``disable-output-lane`` masks (bit i = TMEM lane i; with cta_group::2, words 4-7 are the peer CTA's)."""
-    cg = len(tmems)
-    keep = np.ones(out.shape, dtype=bool)
-    if disable_output_lane is not None:
-        words = [int(w) & 0xFFFFFFFF for w in disable_output_lane]
-        if len(words) != 4 * cg:
-            raise ValueError(f"tcgen05.mma: disable-output-lane needs {4 * cg} words for cta_group::{cg}")
-        bits = np.array([(words[i // 32] >> (i % 32)) & 1 for i in range(128 * cg)], dtype=bool)
-        keep = ~bits[cta * 128 + lane]
-    for v in range(cg):
-        sel = (cta == v) & keep
-        tmems[v][lane[sel], col[sel]] = out[sel]
-        fp.tmem_written[v][lane[sel], col[sel]] = True
+# --------------------------------------------------------------------------------------------- fetch A, B
 
 
-def _read_a_tmem(tmem: np.ndarray, addr: int, rows: int, k: int, kind: str, fmt: str, two_x_two: bool,
-                 mark: np.ndarray) -> list[np.ndarray]:
-    """A codes (rows, k) per replica from TMEM (module docstring)."""
+@dataclass(frozen=True)
+class _Operands:
+    """A and B values, negated as the idesc says."""
+
+    a: np.ndarray
+    """(M, K) A values of the CTA (pair)."""
+    a_upper: np.ndarray | None
+    """The 2x2 datapath's second copy of A (read by D columns n >= N/2) where it is not the first."""
+    b: np.ndarray
+    """(N, K) B values."""
+
+
+def _fetch_operands(mma: _Mma, tmems: list[np.ndarray], smems: list[np.ndarray], a: int, b_desc: int,
+                    sp_meta_taddr: int | None, collectors: list | None, collector_usage: str | None,
+                    fp: MmaFootprint) -> _Operands:
+    """A (from shared memory, TMEM or the collector buffer; expanded with its metadata when sparse) and B of
+    every CTA; the shared-memory bytes read go into ``fp``."""
+    a_desc = None if mma.a_is_tmem else decode_smem_desc(a)
+    b_d = decode_smem_desc(b_desc)
+    colls = collectors if collectors is not None else [Collector() for _ in range(mma.cg)]
+    buf, cop = parse_usage(collector_usage, ws=False)
+    held = from_buffer(colls, buf, cop, mma.a_sig)
+    kept = []
+    copies: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])  # per A copy (2x2 halves), per CTA: (rows, K)
+    b_parts = []
+    for v in range(mma.cg):
+        ranges: list[np.ndarray] = []
+        vals = held[v] if held is not None else _a_values(mma, tmems[v], smems[v], a, a_desc, fp.tmem_read[v], ranges)
+        kept.append(vals)
+        if mma.sparse:
+            vals = [_expand(mma, x, tmems[v], sp_meta_taddr, fp, v) for x in vals]
+        copies[0].append(vals[0])
+        copies[1].append(vals[-1])
+        codes, addr = read_operand(smems[v], b_desc, mma.n // mma.cg, mma.k, major=mma.major("b"),
+                                   container=mma.container(mma.bfmt), desc=b_d)
+        ranges.append(addr.ravel())
+        b_parts.append(values(mma.bfmt, codes))
+        fp.smem_ranges.append(byte_ranges(np.concatenate(ranges)))
+    after(colls, buf, cop, mma.a_sig, kept)
+    a0 = np.concatenate(copies[0], axis=0)
+    a1 = np.concatenate(copies[1], axis=0) if any(x is not y for x, y in zip(*copies, strict=True)) else None
+    bv = np.concatenate(b_parts, axis=0)
+    if mma.f["negate_a"]:
+        a0, a1 = -a0, (None if a1 is None else -a1)
+    return _Operands(a0, a1, -bv if mma.f["negate_b"] else bv)
+
+
+def _a_values(mma: _Mma, tmem: np.ndarray, smem: np.ndarray, a: int, a_desc: dict | None, mark: np.ndarray,
+              ranges: list[np.ndarray]) -> list[np.ndarray]:
+    """This CTA's A values (rows, K/2 if sparse else K), one array per copy (module docstring)."""
+    if mma.a_is_tmem:
+        reps = _read_a_tmem(mma, tmem, a, mark)
+    else:
+        codes, addr = read_operand(smem, a, mma.m // mma.cg, mma.ka, major=mma.major("a"),
+                                   container=mma.container(mma.afmt), desc=a_desc)
+        ranges.append(addr.ravel())
+        reps = [codes]
+    return [values(mma.afmt, c) for c in reps]
+
+
+def _read_a_tmem(mma: _Mma, tmem: np.ndarray, addr: int, mark: np.ndarray) -> list[np.ndarray]:
+    """A codes (rows, K) per copy from TMEM (module docstring; ``tmem_operand``)."""
     lane0, col0 = split_taddr(addr, what="tcgen05.mma A address")
     if lane0:
         raise ValueError(f"tcgen05.mma: A address lane {lane0} (4x1/2x2 layouts need lane 0)")
-    kk = np.arange(k)
-    if kind == "mxf8f6f4":
-        col, bit = kk // 4, 8 * (kk % 4)
-        shift, bits = HOLDER[fmt]
-    else:
-        col, bit = kk // 8, 4 * (kk % 8)
-        shift, bits = 0, 4
-    out = []
-    for base in (0, 64) if two_x_two else (0,):
-        lanes = base + np.arange(rows)[:, None]
-        cells = _cells(tmem, np.broadcast_to(lanes, (rows, k)), np.broadcast_to(col0 + col, (rows, k)), mark,
-                       "A in tensor memory")
-        out.append(((cells >> (bit + shift).astype(np.uint32)) & ((1 << bits) - 1)).astype(np.uint8))
-    return out
+    bits, holder = (8, HOLDER[mma.afmt]) if mma.kind == "mxf8f6f4" else (4, None)
+    return [a_tmem_codes(tmem, a_tmem_lanes(mma.m // mma.cg, copy), col0, mma.ka, bits, holder, mark)
+            for copy in range(2 if mma.two_x_two else 1)]
 
 
-def _expand_sparse(packed: np.ndarray, tmem: np.ndarray, meta_taddr: int | None, kind: str, k: int,
-                   fp: MmaFootprint, v: int) -> np.ndarray:
+def _expand(mma: _Mma, packed: np.ndarray, tmem: np.ndarray, meta_taddr: int | None, fp: MmaFootprint,
+            v: int) -> np.ndarray:
     """Dense (rows, K) values of this CTA's rows from the packed (rows, K/2) and the metadata."""
     if meta_taddr is None:
         raise ValueError("tcgen05.mma.sp: no sparsity metadata address")
     lane0, col0 = split_taddr(meta_taddr, what="tcgen05.mma.sp metadata address")
-    rows = packed.shape[0]
-    pair = 2 if kind in ("mxf4", "mxf4nvf4") else 1
-    chunk = 4 * pair
-    nch = k // chunk
-    c = np.arange(nch)
-    lanes = np.broadcast_to(lane0 + np.arange(rows)[:, None], (rows, nch))
-    cells = _cells(tmem, lanes, np.broadcast_to(col0 + c // 8, (rows, nch)), fp.tmem_read[v], "sparsity metadata")
-    nib = (cells >> (4 * (c % 8)).astype(np.uint32)) & 0xF
-    bad = ~np.isin(nib, SPARSE_META_VALID)
-    if bad.any():
-        r, cc = np.argwhere(bad)[0]
-        fp.warnings.append(f"CTA {v}: sparsity metadata nibble {int(nib[r, cc]):#06b} (row {r}, chunk {cc}) is "
+    pair = 2 if mma.kind in ("mxf4", "mxf4nvf4") else 1
+    nib = metadata_nibbles(tmem, lane0 + np.arange(packed.shape[0]), col0, mma.k // (4 * pair), fp.tmem_read[v])
+    bad = first_unlisted_nibble(nib)
+    if bad is not None:
+        r, c = bad
+        fp.warnings.append(f"CTA {v}: sparsity metadata nibble {int(nib[r, c]):#06b} (row {r}, chunk {c}) is "
                            f"not a listed value: undefined behaviour (9.7.16.10.8)")
-    pos = np.stack([nib & 3, (nib >> 2) & 3], axis=-1).astype(np.int64)  # (rows, chunks, 2)
-    dense = np.zeros((rows, k), dtype=np.float64)
-    vals = packed.reshape(rows, nch, 2, pair)
-    for s in range(2):
-        for p in range(pair):
-            np.put_along_axis(dense, c[None, :] * chunk + pos[..., s] * pair + p, vals[:, :, s, p], axis=1)
-    return dense
+    return expand_sparse(packed, nib, mma.k, pair)
+
+
+# --------------------------------------------------------------------------------------------- scale factors
+
+
+def sf_index(sf_id: int, j: np.ndarray) -> np.ndarray:
+    """SF index g of the MMA's k-block j: the idesc's SF ID plus j (9.7.16.10.7.2/.3)."""
+    return sf_id + j
+
+
+def sf_byte(g: np.ndarray) -> np.ndarray:
+    """Which byte of a 32-bit SF cell holds SF index g: byte g % 4 (four consecutive indices per cell)."""
+    return g % 4
+
+
+def sf_lane(quadrant: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """TMEM lane of the SF of MN index x in the copy of lane quadrant ``quadrant``: 32 q + x % 32."""
+    return 32 * quadrant + x % 32
+
+
+def sf_column(col0: int, x: np.ndarray, g: np.ndarray, group_stride: int) -> np.ndarray:
+    """TMEM column of SF index g of MN index x: the address column, plus x // 32, plus a group stride per four
+    SF indices (:func:`sf_group_stride`)."""
+    return col0 + x // 32 + group_stride * (g // 4)
+
+
+def sf_group_stride(which: str, two_x_two: bool, n: int) -> int:
+    """Columns between SF groups g // 4 of scale-``which`` [AMB-SFB-GROUP-STRIDE-LAYOUT-B]: SFA 4 (4x1) or 2
+    (2x2); SFB 4 * ceil(N / 128) (4x1) or 4 (2x2)."""
+    if which == "A":
+        return 2 if two_x_two else 4
+    return 4 if two_x_two else 4 * -(-n // 128)
+
+
+def sf_copy_read_by(which: str, cta: np.ndarray, lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(CTA, lane quadrant) of the SF copy the D cell at (cta, lane) reads: its own CTA's, in the quadrant of
+    its own lane [AMB-SF-QUADRANT, reading "row_quadrant"]."""
+    return cta, lane // 32
+
+
+def _sf_rows(which: str, two_x_two: bool, m: int, n: int, cg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(MN indices x a CTA holds SFs of, (X, copies) quadrants holding each, (M, N) the x of every D cell)."""
+    if which == "A":
+        xs = np.arange(m // cg)
+        quads = np.stack([xs // 32, 2 + xs // 32], 1) if two_x_two else (xs // 32)[:, None]
+        return xs, quads, np.broadcast_to((np.arange(m) % (m // cg))[:, None], (m, n))
+    if two_x_two:  # N half h is read by quadrants 2h, 2h+1 [AMB-SF-LAYOUT-B-QUADRANT]
+        half = n // 2
+        xs = np.arange(half)
+        return xs, np.broadcast_to(np.arange(4)[None, :], (half, 4)), np.broadcast_to(np.arange(n)[None, :] % half,
+                                                                                      (m, n))
+    xs = np.arange(n)
+    return xs, np.broadcast_to(np.arange(4)[None, :], (n, 4)), np.broadcast_to(np.arange(n)[None, :], (m, n))
 
 
 def _read_scales(tmems, f, sfa_taddr, sfb_taddr, sfmt, nsf, layout, m, n, cta, lane, fp):
-    """SFA and SFB values, each (nsf, M, N), for every D cell (module docstring).
+    """SFA and SFB values, each (nsf, M, N), for every D cell (module docstring)."""
+    return tuple(_read_sf(which, tmems, addr, f[key], sfmt, nsf, layout == "B", m, n, cta, lane, fp)
+                 for which, addr, key in (("A", sfa_taddr, "sfa_id"), ("B", sfb_taddr, "sfb_id")))
+
+
+def _read_sf(which: str, tmems: list[np.ndarray], addr: int, sf_id: int, sfmt: str, nsf: int, two_x_two: bool,
+             m: int, n: int, cta: np.ndarray, lane: np.ndarray, fp: MmaFootprint) -> np.ndarray:
+    """Scale-``which`` values (nsf, M, N) of every D cell.
 
     Per CTA a small table (4 quadrants, MN index, nsf) is read for the (quadrant, MN index) pairs some
-    D cell uses, then every D cell looks up its own (CTA, quadrant of its lane, row / column).
+    D cell uses, then every D cell looks up its own copy (:func:`sf_copy_read_by`) and row / column.
     """
+    lane0, col0 = split_taddr(addr, ignore_bits_30_31=True, what=f"tcgen05.mma scale-{which} address")
+    if lane0:
+        raise ValueError(f"tcgen05.mma: scale-{which} address lane {lane0} (the SF layout starts at lane 0)")
     cg = len(tmems)
-    two_x_two = layout == "B"
-    q_cell = lane // 32
-    j = np.arange(nsf)
-    out = []
-    for which, addr, sf_id in (("A", sfa_taddr, f["sfa_id"]), ("B", sfb_taddr, f["sfb_id"])):
-        lane0, col0 = split_taddr(addr, ignore_bits_30_31=True, what=f"tcgen05.mma scale-{which} address")
-        if lane0:
-            raise ValueError(f"tcgen05.mma: scale-{which} address lane {lane0} (the SF layout starts at lane 0)")
-        if which == "A":
-            xs = np.arange(m // cg)
-            c = 2 if two_x_two else 4
-            quads = np.stack([xs // 32, 2 + xs // 32], 1) if two_x_two else (xs // 32)[:, None]
-            x_cell = np.broadcast_to((np.arange(m) % (m // cg))[:, None], (m, n))
-        elif two_x_two:
-            half = n // 2
-            xs = np.arange(half)
-            c = 4
-            quads = np.broadcast_to(np.arange(4)[None, :], (half, 4))  # half h is read by quadrants 2h, 2h+1
-            x_cell = np.broadcast_to(np.arange(n)[None, :] % half, (m, n))
-        else:
-            xs = np.arange(n)
-            c = 4 * -(-n // 128)
-            quads = np.broadcast_to(np.arange(4)[None, :], (n, 4))
-            x_cell = np.broadcast_to(np.arange(n)[None, :], (m, n))
-        g = sf_id + j
-        nq = quads.shape[1]
-        ql = quads[:, :, None]  # (X, nq, 1)
-        lanes = np.broadcast_to(32 * ql + (xs % 32)[:, None, None], (len(xs), nq, nsf))
-        cols = np.broadcast_to((col0 + xs // 32)[:, None, None] + c * (g // 4)[None, None, :], (len(xs), nq, nsf))
-        tab = np.zeros((cg, 4, len(xs), nsf), dtype=np.uint32)
-        for v in range(cg):
-            cells = _cells(tmems[v], lanes, cols, fp.tmem_read[v], f"scale-{which}")
-            codes = (cells >> ((g % 4) * 8).astype(np.uint32)) & 0xFF
-            tab[v, quads, np.broadcast_to(xs[:, None], quads.shape)] = codes
-        vals = values(sfmt, tab)  # (cg, 4, X, nsf)
-        out.append(np.ascontiguousarray(np.moveaxis(vals[cta, q_cell, x_cell], -1, 0)))  # (nsf, M, N)
-    return out[0], out[1]
+    xs, quads, x_cell = _sf_rows(which, two_x_two, m, n, cg)
+    g = sf_index(sf_id, np.arange(nsf))
+    shape = (len(xs), quads.shape[1], nsf)
+    lanes = np.broadcast_to(sf_lane(quads[:, :, None], xs[:, None, None]), shape)
+    cols = np.broadcast_to(sf_column(col0, xs[:, None, None], g[None, None, :], sf_group_stride(which, two_x_two, n)),
+                           shape)
+    tab = np.zeros((cg, 4, len(xs), nsf), dtype=np.uint32)
+    for v in range(cg):
+        cells = tmem_cells(tmems[v], lanes, cols, fp.tmem_read[v], f"scale-{which}")
+        tab[v, quads, np.broadcast_to(xs[:, None], quads.shape)] = (cells >> (sf_byte(g) * 8).astype(np.uint32)) & 0xFF
+    vals = values(sfmt, tab)  # (cg, 4, X, nsf)
+    copy_cta, copy_quadrant = sf_copy_read_by(which, cta, lane)
+    return np.ascontiguousarray(np.moveaxis(vals[copy_cta, copy_quadrant, x_cell], -1, 0))  # (nsf, M, N)
+
+
+# --------------------------------------------------------------------------------------------- compute
+
+
+def _compute(mma: _Mma, arithmetic: str, ops: _Operands, sa: np.ndarray, sb: np.ndarray,
+             old: np.ndarray | None) -> np.ndarray:
+    """D (uint32 fp32 bits, (M, N)): ``float64`` -- per k-block an exact float64 block dot product times its two
+    scales, summed in float64 with the old D and rounded once; else the named numeric model."""
+    half = (np.arange(mma.n) >= mma.n // 2) if mma.two_x_two else None
+    if arithmetic != "float64":
+        return _numeric(arithmetic, ops.a, ops.a_upper, ops.b, sa, sb, old, half, mma.afmt, mma.bfmt, mma.vs, mma.nsf)
+    acc = np.zeros((mma.m, mma.n), dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(mma.nsf):
+            blk = slice(j * mma.vs, (j + 1) * mma.vs)
+            p = matmul64(ops.a[:, blk], ops.b[:, blk].T)
+            if ops.a_upper is not None:
+                p = np.where(half[None, :], matmul64(ops.a_upper[:, blk], ops.b[:, blk].T), p)
+            acc += p * sa[j] * sb[j]
+        if old is not None:
+            acc = acc + old.view(np.float32).astype(np.float64)
+        return acc.astype(np.float32).view(np.uint32)
 
 
 def _numeric(model, a0, a1, bv, sa, sb, old, half, afmt, bfmt, vs, nsf) -> np.ndarray:
-    from reference import numeric_model as NM
-
     if model not in NM.MODELS:
         raise ValueError(f"tcgen05.mma: unknown arithmetic {model!r} (float64 or a numeric_model name)")
     m, n = sa.shape[1:]

@@ -40,17 +40,23 @@ def shift_cells(taddr: int) -> tuple[np.ndarray, np.ndarray]:
     return lane0 + np.arange(ROWS), col0 + np.arange(WIDTH)
 
 
+def shift_moves(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(from, to): the lanes whose contents move and where each goes -- ``.down`` by one row, the old last row
+    dropped, the first row kept."""
+    return lanes[:-1], lanes[1:]
+
+
 def execute_shift(tmems: list[np.ndarray], taddr: int) -> ShiftFootprint:
     """Shift the block in place in every TMEM of ``tmems`` (one per CTA of the cta_group)."""
     lanes, cols = shift_cells(taddr)
+    src, dst = shift_moves(lanes)
     fp = ShiftFootprint([], [], [[] for _ in tmems])
     for tm in tmems:
-        block = tm[np.ix_(lanes, cols)].copy()
-        tm[np.ix_(lanes[1:], cols)] = block[:-1]
+        tm[np.ix_(dst, cols)] = tm[np.ix_(src, cols)].copy()
         read = np.zeros((LANES, COLS), dtype=bool)
-        read[np.ix_(lanes[:-1], cols)] = True
+        read[np.ix_(src, cols)] = True
         written = np.zeros((LANES, COLS), dtype=bool)
-        written[np.ix_(lanes[1:], cols)] = True
+        written[np.ix_(dst, cols)] = True
         fp.tmem_read.append(read)
         fp.tmem_written.append(written)
     return fp

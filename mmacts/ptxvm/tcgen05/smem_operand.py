@@ -110,6 +110,18 @@ def walk(desc: dict, rows: int, row_bytes: int, major: str) -> np.ndarray:
     return swizzle(np.broadcast_to(addr, (rows, row_bytes)), sw, desc["base_offset"])
 
 
+def fp4x2_slot(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(byte, bit) of element e of a row of two-per-byte E2M1 (kind::mxf4/mxf4nvf4): byte e // 2, the lower
+    index in the low nibble [AMB-FP4-NIBBLE-ORDER]."""
+    return e // 2, 4 * (e % 2)
+
+
+def padded_bit(e: np.ndarray, bits: int) -> np.ndarray:
+    """Bit offset of element e inside its padded 16-byte chunk's little-endian payload (16 elements of ``bits``
+    bits per chunk, the first element lowest; 9.7.16.10.4.4)."""
+    return (e % 16) * bits
+
+
 def unpack(raw: np.ndarray, container: str, length: int) -> np.ndarray:
     """(rows, row_bytes) container bytes -> (rows, length) integer codes."""
     rows = raw.shape[0]
@@ -121,9 +133,10 @@ def unpack(raw: np.ndarray, container: str, length: int) -> np.ndarray:
         return np.ascontiguousarray(raw).view("<u4").reshape(rows, length).astype(np.uint32)
     e = np.arange(length)
     if container == "fp4x2":
-        return ((raw[:, e // 2] >> (4 * (e % 2)).astype(np.uint8)) & 0xF).astype(np.uint8)
+        byte, bit = fp4x2_slot(e)
+        return ((raw[:, byte] >> bit.astype(np.uint8)) & 0xF).astype(np.uint8)
     bits = CONTAINERS[container][1]
-    bit = (e % 16) * bits  # bit offset inside the 16-byte chunk's little-endian payload
+    bit = padded_bit(e, bits)
     byte = (e // 16) * 16 + bit // 8
     nxt = np.minimum(byte + 1, (e // 16) * 16 + 15)
     word = raw[:, byte].astype(np.uint16) | (raw[:, nxt].astype(np.uint16) << 8)

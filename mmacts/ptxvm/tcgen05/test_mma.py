@@ -156,7 +156,7 @@ def test_k96_m128_needs_the_also_m128_reading(sv, stype, sfa_id, sfb_id, n):
 
 def test_k96_shapes_reading_bounds():
     """``also-m128`` widens K = 96 to dense M = 128 of the kinds Table 39 gives K1 = 96, nothing else."""
-    from mmacts.ptxvm.tcgen05.mma import mma_k
+    from mmacts.ptxvm.tcgen05.datapath import mma_k
 
     assert mma_k("mxf4", 2, False, 256, True) == 96  # printed: every reading
     assert mma_k("mxf4nvf4", 1, False, 128, True, "also-m128") == 96

@@ -86,7 +86,8 @@ def element_bits(etype: str) -> int:
 
 
 @cache
-def _scale_table(stype: str, reading: str) -> np.ndarray:
+def scale_table(stype: str, reading: str) -> np.ndarray:
+    """float64 value of every 8-bit code of scale type ``stype`` under ``reading`` of AMB-UE4M3-SIGN (ue4m3)."""
     code = np.arange(256, dtype=np.int64)
     if stype == "ue8m0":
         # E8M0: 2^(code - 127); 0xFF is NaN (OCP MX); no zero, no sign.
@@ -106,7 +107,7 @@ def _scale_table(stype: str, reading: str) -> np.ndarray:
 
 def decode_scale(codes: np.ndarray, stype: str, reading: str = "nan") -> np.ndarray:
     """8-bit scale codes -> float64 scale values."""
-    return _scale_table(stype, reading)[np.asarray(codes).astype(np.int64) & 0xFF]
+    return scale_table(stype, reading)[np.asarray(codes).astype(np.int64) & 0xFF]
 
 
 def f32_from_bits(bits: np.ndarray) -> np.ndarray:

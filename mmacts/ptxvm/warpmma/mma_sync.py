@@ -44,6 +44,7 @@ import numpy as np
 from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.warpmma import exact_f32, numerics
 from mmacts.ptxvm.warpmma import formats as fm
+from mmacts.spec import catalog, queries
 
 LANES = 32
 M, N = 16, 8
@@ -174,21 +175,15 @@ def parse_mma_sync(opcode: str) -> MmaSyncForm:
 @cache
 def _valid_block_scale_combos() -> frozenset[tuple[str, str, str, str, str]]:
     """Table 36 as data (``mmacts.spec``): (kind, atype, btype, stype, scale_vec)."""
-    from mmacts.spec import catalog
-    from mmacts.spec import queries as q
-
     cat = catalog.load()
     return frozenset((c.kind, c.atype, c.btype, c.stype, c.scale_vec.split("::")[-1])
-                     for c in q.mma_sync_blockscale_combos(cat))
+                     for c in queries.mma_sync_blockscale_combos(cat))
 
 
 @cache
 def valid_selectors(scale_vec: str) -> dict[str, tuple[int, ...]]:
     """Table 37 as data: valid values of byte-id-a, thread-id-a, byte-id-b, thread-id-b."""
-    from mmacts.spec import catalog
-    from mmacts.spec import queries as q
-
-    s = q.mma_sync_selectors(catalog.load(), scale_vec)
+    s = queries.mma_sync_selectors(catalog.load(), scale_vec)
     return {"bida": s.byte_id_a, "tida": s.thread_id_a, "bidb": s.byte_id_b, "tidb": s.thread_id_b}
 
 
@@ -283,6 +278,22 @@ def write_d(form: MmaSyncForm, d: np.ndarray) -> np.ndarray:
     return out
 
 
+def sfa_lane(row: np.ndarray, tida: int) -> np.ndarray:
+    """Lane holding SF_A of A row ``row``: 4 (row % 8) + 2 thread-id-a + row // 8 -- the lane pair thread-id-a
+    selects, its lower lane for rows 0-7 and the upper for rows 8-15 (AMB-MMASYNC-SFA-ROW-MAP)."""
+    return 4 * (row % 8) + 2 * tida + row // 8
+
+
+def sfb_lane(col: np.ndarray, tidb: int) -> np.ndarray:
+    """Lane holding SF_B of B column ``col``: 4 col + thread-id-b."""
+    return 4 * col + tidb
+
+
+def sf_byte(operand: str, byte_id: int, j: np.ndarray) -> np.ndarray:
+    """Byte of operand ``operand``'s (A or B) scale register that holds its SF index j: byte-id + j (9.7.14.3)."""
+    return byte_id + j
+
+
 def read_scales(form: MmaSyncForm, sfa: np.ndarray, sfb: np.ndarray, sel_a: tuple[int, int],
                 sel_b: tuple[int, int], ue4m3_reading: str = "nan") -> tuple[np.ndarray, np.ndarray]:
     """scale-a-data / scale-b-data (..., 32) + selectors -> SF_A (..., 16, nsf), SF_B (..., nsf, 8) float64."""
@@ -297,11 +308,9 @@ def read_scales(form: MmaSyncForm, sfa: np.ndarray, sfb: np.ndarray, sel_a: tupl
     sfa = np.asarray(sfa, dtype=np.uint32)
     sfb = np.asarray(sfb, dtype=np.uint32)
     r, j = np.meshgrid(np.arange(M), np.arange(nsf), indexing="ij")
-    lane_a = 4 * (r % 8) + 2 * tida + r // 8
-    code_a = (sfa[..., lane_a] >> (8 * (bida + j)).astype(np.uint32)) & np.uint32(0xFF)
+    code_a = (sfa[..., sfa_lane(r, tida)] >> (8 * sf_byte("A", bida, j)).astype(np.uint32)) & np.uint32(0xFF)
     j2, n = np.meshgrid(np.arange(nsf), np.arange(N), indexing="ij")
-    lane_b = 4 * n + tidb
-    code_b = (sfb[..., lane_b] >> (8 * (bidb + j2)).astype(np.uint32)) & np.uint32(0xFF)
+    code_b = (sfb[..., sfb_lane(n, tidb)] >> (8 * sf_byte("B", bidb, j2)).astype(np.uint32)) & np.uint32(0xFF)
     return (fm.decode_scale(code_a, form.stype, ue4m3_reading),
             fm.decode_scale(code_b, form.stype, ue4m3_reading))
 
