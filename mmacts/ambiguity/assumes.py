@@ -7,9 +7,14 @@ Derived by code, never written per case, from three sources:
    register entries (``register: [AMB-...]``);
 2. the register itself: an entry whose ``decided_by`` names the case (a probe, or a case that decides the
    question) -- the case's expectation is one reading of that question;
-3. the case's form and recipe (:data:`FORM_RULES`): readings the host encoders and the VM take for granted
+3. the case's form and recipe, as the suite that owns the form reads them (its driver's ``form_readings``,
+   e.g. ``suites/tcgen05_blockscale/readings.py``): readings the host encoders and the VM take for granted
    for that form (K = 96 scale layouts, FP6 holder bits, Layout B scale-factor quadrants, the FP4 nibble
-   order, an omitted ``.scale_vectorsize``, ...), each stated with the register id that holds it.
+   order, an omitted ``.scale_vectorsize``, a probe's question, ...), each stated with the register id that
+   holds it; a random-data case also assumes its numeric model's accumulation reading (:data:`RANDOM_RULE`).
+
+A suite may also name catalog links coarser than the question (its driver's ``readings_not_assumed``): those
+entries are dropped whatever their source.
 
 Only entries whose status is ``open`` are kept: a decided question is spec text plus evidence. A case with
 nothing assumed rests on the spec text alone.
@@ -19,100 +24,32 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from mmacts.ambiguity.register import load_register
 from mmacts.cases.model import Case
-from mmacts.core.recipe import CONTROL, EXACT, PROBE, RANDOM
+from mmacts.core.driver import Driver, as_driver
+from mmacts.core.recipe import RANDOM
+from mmacts.core.suites import load_driver
 from mmacts.spec.catalog import load
 
 SPEC_AMBIGUITIES = Path(__file__).resolve().parents[1] / "spec" / "data" / "ambiguities.yaml"
 
 
-def _rt(c: Case, key: str, default: Any = None) -> Any:
-    return c.runtime.get(key, default)
-
-
-def _tc(c: Case) -> bool:
-    return c.suite == "tcgen05_blockscale"
-
-
-def _exactish(c: Case) -> bool:
-    return c.parsed_recipe.is_kind(EXACT, CONTROL)
-
-
-def _layout_b(c: Case) -> bool:
-    return _tc(c) and c.form.get("cta_group") == 2 and _rt(c, "m") == 128
-
-
-def _sub8(c: Case, *types: str) -> bool:
-    return bool({_rt(c, "atype") or c.form.get("atype"), _rt(c, "btype") or c.form.get("btype")} & set(types))
-
-
-def _multi_sf_groups(c: Case) -> bool:
-    return bool(_rt(c, "k96")) or len(c.form.get("collectors", (None,))) > 1
-
-
-FORM_RULES: tuple[tuple[str, str, Callable[[Case], bool]], ...] = (
-    # (register id, why, applies-to)
-    ("AMB-SF-FIGURES-K96", "K = 96 scale-factor layouts (figures missing)", lambda c: _tc(c) and bool(_rt(c, "k96"))),
-    ("AMB-SF-LAYOUT-B-QUADRANT", "Layout B SFB in quadrant pairs", _layout_b),
-    ("AMB-SFB-GROUP-STRIDE-LAYOUT-B", "Layout B SFB group stride", lambda c: _layout_b(c) and _multi_sf_groups(c)),
-    ("AMB-SF-LAYOUT-B-N", "Layout B SF split for N other than 128/256",
-     lambda c: _layout_b(c) and _rt(c, "n") not in (128, 256)),
-    ("AMB-A-TMEM-LAYOUT", "A in TMEM for Layout B", lambda c: _layout_b(c) and bool(c.form.get("a_tmem"))),
-    ("AMB-SPARSE-META-TMEM", "sparsity metadata in TMEM: lane = row of A, one nibble per 4 K",
-     lambda c: _tc(c) and bool(c.form.get("sparse"))),
-    ("AMB-FP4-NIBBLE-ORDER", "two E2M1 per smem byte, lower k in the low nibble",
-     lambda c: _tc(c) and c.form.get("kind") in ("mxf4", "mxf4nvf4")),
-    ("AMB-SCALEVEC-DEFAULT-MXF8F6F4", "omitted .scale_vectorsize = 1X",
-     lambda c: _tc(c) and c.form.get("kind") == "mxf8f6f4" and c.form.get("scale_vec") is None),
-    ("AMB-SCALEVEC-DEFAULT-MXF4", "omitted .scale_vectorsize = block32",
-     lambda c: _tc(c) and c.form.get("kind") == "mxf4" and c.form.get("scale_vec") is None),
-    ("AMB-BLOCK32-ALIAS", ".block16/.block32 as the NX spellings",
-     lambda c: _tc(c) and c.form.get("scale_vec") in ("block16", "block32")),
-    ("AMB-T53-32B-ATOM-SIZE", "128B swizzle with 32B atoms",
-     lambda c: _tc(c) and "128B_base32B" in (_rt(c, "swizzle_a"), _rt(c, "swizzle_b"))),
-    ("AMB-SF-CP-2CTA", "tcgen05.cp.cta_group::2 fills each CTA from its own smem",
-     lambda c: _tc(c) and _rt(c, "sf_stage") == "cp" and c.form.get("cta_group") == 2),
-    ("AMB-CP-SOURCE-WALK", "tcgen05.cp source walk", lambda c: _tc(c) and _rt(c, "sf_stage") == "cp"),
-    ("AMB-COLLECTOR-REUSE", "collector::a::use/lastuse reuse the filled A",
-     lambda c: _tc(c) and bool(set(c.form.get("collectors", (None,))) & {"use", "lastuse"})),
-    ("AMB-PADDED-SMEM-PADDING", "padding of the 16-byte FP4/FP6 chunks ignored",
-     lambda c: _tc(c) and c.form.get("kind") == "mxf8f6f4" and _sub8(c, "e2m1", "e2m3", "e3m2")),
-    ("AMB-MMASYNC-FP6-CONTAINER", "FP6 in its mma.sync 8-bit slot at bits [5:0]",
-     lambda c: c.suite == "mma_sync_blockscale" and c.form.get("kind") == "mxf8f6f4" and _sub8(c, "e2m3", "e3m2")),
-    ("AMB-FP4-HOLDER-BITS", "E2M1 in its 8-bit mma.sync slot at bits [5:2]",
-     lambda c: c.suite == "mma_sync_blockscale" and c.form.get("kind") == "mxf8f6f4" and _sub8(c, "e2m1")),
-    ("AMB-MMASYNC-SFA-ROW-MAP", "which lane of the selected pair carries which SF_A row",
-     lambda c: c.suite == "mma_sync_blockscale"),
-    ("AMB-MMASYNC-SF-UNSELECTED", "unselected SF lanes/bytes contribute nothing",
-     lambda c: c.suite == "mma_sync_blockscale"),
-)
-"""Readings a form takes for granted, beyond what its cited rows link (see the module docstring)."""
-
-PROBE_RULES: dict[str, tuple[str, ...]] = {
-    "sf_quadrant": ("AMB-SF-QUADRANT",), "sf_addr_bits30_31": ("AMB-SF-ADDR-BITS3031",),
-    "a_tmem_holder": ("AMB-FP4-HOLDER-BITS", "AMB-FP6-HOLDER-BITS"), "mn_major_sub8": ("AMB-PADDED-SMEM-TRANSPOSE",),
-    "sparse_meta": ("AMB-SPARSE-META-TMEM", "AMB-SPARSE-SF-COUNT"), "layoutB_sfb": ("AMB-SF-LAYOUT-B-N",),
-    "cp_decompress": ("AMB-CP-DECOMP", "AMB-FP4-HOLDER-BITS", "AMB-FP6-HOLDER-BITS"),
-    "smem_base_offset": ("AMB-SDESC-BASEOFFSET",),
-}
-"""tcgen05 probe recipes -> the questions they observe."""
 RANDOM_RULE = ("AMB-ACC-PRECISION", "AMB-ACC-BLOCKSIZE", "AMB-ACC-ROUNDING", "AMB-C-PLACEMENT")
 """Random-data cases compared with a numeric model assume its accumulation reading."""
 
 
-NOT_FOR: dict[str, Callable[[Case], bool]] = {
-    # linked through S9.7.16.10.5, but about Layouts C/E/G only: the block-scaled suite uses A, B and D
-    "AMB-DATAPATH-LAYOUT-E": lambda c: c.suite == "tcgen05_blockscale",
-}
-"""Catalog links that are coarser than the question: the entry is not assumed by these cases."""
+def _suite_driver(suite: str) -> Driver | None:
+    """The driver of a discovered suite, by name (the register floor imports no suite); ``None`` for a name
+    that is not one (a test's stand-in case): such a case assumes nothing beyond its rows and recipe."""
+    try:
+        return as_driver(load_driver(suite))
+    except KeyError:
+        return None
 
 
 @cache
@@ -160,17 +97,16 @@ def assumes(case: Case) -> tuple[str, ...]:
     for amb, matcher in _register()[1]:
         if matcher.match(case.case_id):
             ids.add(amb)
-    for amb, _why, applies in FORM_RULES:
-        if applies(case):
-            ids.add(amb)
-    recipe = case.parsed_recipe
-    if recipe.kind == PROBE:
-        ids.update(PROBE_RULES.get(recipe.name, ()))
-    elif recipe.kind == RANDOM:
+    driver = _suite_driver(case.suite)
+    not_assumed: set[str] = set()
+    if driver is not None:
+        ids.update(amb for amb, _why in driver.form_readings(case))
+        not_assumed.update(driver.readings_not_assumed(case))
+    if case.parsed_recipe.kind == RANDOM:
         ids.update(RANDOM_RULE)
     if case.xfail:
         ids.add(case.xfail)
-    return tuple(sorted(i for i in ids if is_open(i) and not (i in NOT_FOR and NOT_FOR[i](case))))
+    return tuple(sorted(i for i in ids if is_open(i) and i not in not_assumed))
 
 
 def hardware_fail_note(ids: tuple[str, ...] | list[str]) -> str:

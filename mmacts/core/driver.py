@@ -139,6 +139,19 @@ class Driver(ABC):
         hashing their inputs). Default: not cached."""
         return False
 
+    def form_readings(self, case: Case) -> tuple[tuple[str, str], ...]:
+        """The readings ``case``'s form and recipe take for granted, beyond what its cited spec rows link:
+        (ambiguity-register id, why) pairs. ``mmacts.ambiguity.assumes`` asks the suite, which alone knows
+        its form records (a K = 96 scale layout, an FP4 nibble order, a probe's question); the register floor
+        sits below the suites and names none of them. Default: none."""
+        return ()
+
+    def readings_not_assumed(self, case: Case) -> tuple[str, ...]:
+        """Register ids ``case`` does not assume although its cited rows link them (a catalog link coarser
+        than the question, e.g. a section about data-path layouts the suite never uses); ``assumes`` drops
+        them whatever their source. Default: none."""
+        return ()
+
     def run_case(self, case: Case, backend: str) -> dict[str, Any]:
         """For a suite that judges its cases itself (the peers: a library's own kernel and check): the
         record fields of one case run on ``backend``. Only called where :attr:`judges_own_cases`."""
@@ -151,7 +164,8 @@ class Driver(ABC):
 
 
 _HOOKS = ("cases", "module_ptx", "device_supported", "make_inputs", "expected", "run_record_model", "launch",
-          "vm_reason", "vm_profile", "case_supported", "diagnose", "describe", "worth_caching", "run_case")
+          "vm_reason", "vm_profile", "case_supported", "diagnose", "describe", "worth_caching", "form_readings",
+          "readings_not_assumed", "run_case")
 """The methods of the contract, all forwarded by :func:`as_driver`'s view."""
 
 

@@ -35,6 +35,7 @@ from reference.mma_sync import fragments as fr
 from reference.mma_sync import recipes
 from reference.mma_sync import scales as sc
 from reference.mma_sync.model import BlockScaleForm, RegisterImage, execute
+from suites.mma_sync_blockscale import readings
 from suites.mma_sync_blockscale.fields import MmaSyncForm, SelectorFields
 
 SUITE = "mma_sync_blockscale"
@@ -174,6 +175,10 @@ class BlockScaleDriver(Driver):
     def vm_reason(self, case: Case) -> str | None:
         """Every case's kernel runs on the PTX VM (``--backend model``)."""
         return None
+
+    def form_readings(self, case: Case) -> tuple[tuple[str, str], ...]:
+        """What the fragment encoders and the VM read into the case's form (``readings.py``)."""
+        return readings.form_readings(case)
 
     def run_record_model(self, case: Case, inputs: dict[str, Any]) -> LaunchResult:
         return LaunchResult(fr.decode_f32(execute(_form(case), inputs["regs"])))

@@ -2,7 +2,7 @@
 
 Declared once here (issue 25, item 1): the driver builds ``Case(form=MmaSyncForm(...),
 runtime=Selectors(...))`` and reads attributes. Readers elsewhere that still go through the mapping view
-(``mmacts/ambiguity/assumes.py``, the mutant registry) see the same keys as before.
+(the mutant registry) see the same keys as before.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from suites.tcgen05_blockscale import cases as C
 from suites.tcgen05_blockscale import diagnose as D
 from suites.tcgen05_blockscale import features as FT
 from suites.tcgen05_blockscale import plain as PL
+from suites.tcgen05_blockscale import readings as RD
 from suites.tcgen05_blockscale.probes import PROBES
 
 FAMILY_CC: dict[str, tuple[int, int]] = {"sm_100a": (10, 0), "sm_103a": (10, 3), "sm_110a": (11, 0)}
@@ -114,6 +115,14 @@ class Tcgen05BlockScaleDriver(Driver):
         """The VM's tensor-core arithmetic: the named numeric model for random data (observed
         against it), exact float64 accumulation for exact-by-construction data."""
         return {"tcgen05_arithmetic": C.numeric_model_of(case) if B.is_random(case) else "float64"}
+
+    def form_readings(self, case: Case) -> tuple[tuple[str, str], ...]:
+        """What the encoders and the VM read into the case's form and probe (``readings.py``)."""
+        return RD.form_readings(case)
+
+    def readings_not_assumed(self, case: Case) -> tuple[str, ...]:
+        """Catalog links about data-path layouts the suite never uses (``readings.NOT_ASSUMED``)."""
+        return RD.NOT_ASSUMED
 
     def run_record_model(self, case: Case, inputs: B.CaseInputs) -> LaunchResult:
         hyp = machine.Hypotheses(arithmetic=C.numeric_model_of(case) if B.is_random(case) else "float64")
