@@ -233,7 +233,7 @@ def _bindings(n: ast.Assign) -> Iterator[tuple[ast.AST, ast.AST]]:
     """(target, value) pairs of an assignment, ``f, rt = case.form, case.runtime`` unpacked."""
     for t in n.targets:
         if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) and len(t.elts) == len(n.value.elts):
-            yield from zip(t.elts, n.value.elts)
+            yield from zip(t.elts, n.value.elts, strict=True)
         else:
             yield t, n.value
 

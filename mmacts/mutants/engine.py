@@ -1,14 +1,17 @@
 """How a planted fault is applied and judged: patches that undo themselves, and one run of a mutant.
 
-Three ways to plant a fault, all undone when the context closes:
+Three ways to plant a fault, each addressing a named seam (a module's function or table), all undone when the
+context closes:
 
 * ``rebind(module, name, new)``: replace a module attribute and every reference other loaded project
   modules hold to the same object (``from x import f`` copies), so the fault reaches every caller;
 * ``wrap(module, name, factory)``: the same with ``factory(original)``;
-* ``edit_source(module, pattern, replacement)``: re-execute the module's source with one regular
-  expression edit (it must match exactly once) inside the live module, then rebind every function
-  or class whose object changed. A pattern that no longer matches is itself a failure: the code
-  moved, update the mutant instead of dropping it.
+* ``setitem(module, name, key, factory)``: one entry of a named table replaced by ``factory(old)``.
+
+There is no fourth way: mutants used to be regular-expression edits of source text, which broke whenever the
+code they addressed was refactored without any change of behaviour (issue 25). A mutant names the function or
+table that states the fact it alters; a refactor that keeps the name keeps the mutant valid, and one that
+renames it fails loudly (``AttributeError``) where the registry is run.
 
 ``run_mutant`` runs the mutant's selected cases on the model backend (the PTX VM) with a fresh
 executor and says whether it was caught (``killed``) and by which cases.
@@ -38,7 +41,7 @@ def _project_modules() -> list[Any]:
 
 _KEEP_CACHES = ("mmacts.", "suites.compile")
 """Not cleared: the VM's parse caches and the catalog are costly, and a mutant of a VM function replaces
-the function itself (``wrap``/``edit_source`` make new caches), so nothing stale can reach it."""
+the function itself (``wrap`` makes new caches), so nothing stale can reach it."""
 
 
 def clear_caches() -> None:
@@ -106,32 +109,6 @@ def setitem(module: str, name: str, key: Any, factory: Callable[[Any], Any]) -> 
             yield
         finally:
             table[key] = old
-    return ctx
-
-
-def edit_source(module: str, pattern: str, replacement: str, count: int = 1) -> Callable[[], Any]:
-    """Context factory: ``module`` re-executed with ``pattern`` -> ``replacement`` (``count`` matches)."""
-    @contextlib.contextmanager
-    def ctx():
-        mod = importlib.import_module(module)
-        src = open(mod.__file__, encoding="utf-8").read()
-        new, n = re.subn(pattern, replacement, src, flags=re.M)
-        if n != count:
-            raise AssertionError(f"mutant source edit of {module}: {pattern!r} matched {n} times (want {count})")
-        snapshot = dict(vars(mod))
-        exec(compile(new, mod.__file__, "exec"), vars(mod))  # noqa: S102 - the mutant itself
-        changed = [k for k, v in vars(mod).items()
-                   if k in snapshot and v is not snapshot[k] and (callable(v) or isinstance(v, type))]
-        undo: list[tuple[Any, str, Any]] = []
-        for k in changed:
-            undo += _repoint(snapshot[k], vars(mod)[k], mod)
-        try:
-            yield
-        finally:
-            for m, a, v in reversed(undo):
-                setattr(m, a, v)
-            vars(mod).clear()
-            vars(mod).update(snapshot)
     return ctx
 
 

@@ -36,7 +36,7 @@ from mmacts.cases.model import Case
 from mmacts.compare.compare import ulp_distance
 from mmacts.core import recipe as recipes
 from mmacts.mutants import kernel_faults as KF
-from mmacts.mutants.engine import Mutant, combine, edit_source, rebind, setitem, wrap
+from mmacts.mutants.engine import Mutant, combine, rebind, setitem, wrap
 from reference.tcgen05 import idesc
 from reference.tcgen05.tmem_image import A_ELEMS
 
