@@ -154,10 +154,16 @@ def coverage_data(results: Sequence[MutantResult], cited: dict[str, int] | None 
     return doc
 
 
+CITING_SUITES: tuple[str, ...] = ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation")
+"""The suites whose cases' cited rows a killed mutant can prove: the hardware suites that judge by a comparison
+(not the probes' observations, not the peers' self-judged runs) and the descriptors suite. A new suite joins the
+mutation report by being named here (mutation is opt-in; a suite runs without it)."""
+
+
 def cited_rows(level: str = "standard") -> dict[str, int]:
     """Spec row -> number of cases citing it over the hardware suites and the descriptors suite."""
     out: dict[str, int] = {}
-    for name in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
+    for name in CITING_SUITES:
         drv = load_driver(name)
         if as_driver(drv).compile_only:
             continue
@@ -173,7 +179,7 @@ def merged(old: dict[str, Any], new: Sequence[MutantResult]) -> list[MutantResul
     current = {m.name: m for m in registry.all_mutants()}
     names = list(current)
     rows_of: dict[str, tuple[str, ...]] = {}
-    for suite in ("tcgen05_blockscale", "mma_sync_blockscale", "descriptors", "hopper_validation"):
+    for suite in CITING_SUITES:
         for c in load_driver(suite).cases("standard"):
             rows_of[c.case_id] = c.spec_rows
     by_name = {r.name: r for r in new}
