@@ -30,6 +30,9 @@ from typing import Any
 from mmacts.backends.execute import Executor
 from mmacts.cases.model import Case
 from mmacts.core.suites import load_driver  # puts the checkout on sys.path for a console script
+from suites.compile.fields import TcMmaForm
+from suites.peers.fields import ExampleRuntime, SfRuntime
+from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Form
 
 _PROJECT = ("mmacts.", "reference.", "suites.")
 
@@ -171,11 +174,22 @@ def _driver(suite: str) -> Any:
     return load_driver(suite)
 
 
+def case_cost(c: Case) -> tuple[int, int]:
+    """How dear ``c`` is on the VM, to run the cheapest first: its CTAs (the VM's cost grows with CTAs), then its
+    N. The records that hold them: ``cta_group`` a tcgen05 case's form (:class:`Tcgen05Form`) and the
+    descriptors' carrier MMA (:class:`TcMmaForm`), ``n`` a tcgen05 case's run-time record and the CUTLASS
+    ``sf_tmem`` and example peers'; a case whose records hold neither is one CTA, N 0."""
+    fm, rt = c.form, c.runtime
+    ctas = fm.cta_group if isinstance(fm, Tcgen05Form | TcMmaForm) else 1
+    n = rt.n if isinstance(rt, OperandRuntime | SfRuntime | ExampleRuntime) else 0
+    return int(ctas or 1), int(n or 0)
+
+
 def cases_for(m: Mutant) -> list[Case]:
     drv = _driver(m.suite)
     picked = [c for c in drv.cases(m.level) if m.pick(c)]
     # cheapest first: one CTA before a pair (the VM's cost grows with CTAs), then the smaller N
-    picked.sort(key=lambda c: (int(c.form.get("cta_group", 1)), int(c.runtime.get("n", 0) or 0)))
+    picked.sort(key=case_cost)
     return picked[: m.limit]
 
 

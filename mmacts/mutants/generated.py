@@ -53,6 +53,7 @@ from mmacts.report.mutant_scores import (
 )
 from mmacts.report.mutant_scores import report_rows as _report_rows
 from mmacts.report.mutant_scores import survivor_key as _key
+from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Runtime
 
 __all__ = ["OUT_DIR", "REPORT_COLUMNS", "SURVIVORS", "UNIT_ONLY", "load_survivors", "markdown_table", "summarize",
            "summary_line", "totals", "unit_only_unnoted"]
@@ -108,7 +109,7 @@ def _form(c: Case) -> str:
 
 def _high_smem(c: Case) -> bool:
     """The case with B above 128 KiB of shared memory (the descriptor start address's top bit)."""
-    return int(c.runtime.get("b_base_shift", 0) or 0) >= 128 * 1024
+    return isinstance(c.runtime, Tcgen05Runtime) and c.runtime.b_base_shift >= 128 * 1024
 
 
 _MMA_EDGES = ("mxf4nvf4.block16.cg2.dense.M256N64.e2m1xe2m1.ue8m0.sfa0sfb2.st.K96",  # SF groups 4-7: column stride
@@ -171,7 +172,8 @@ TARGETS: dict[str, Target] = {
                   unit_tests=("mmacts/ptxvm/tcgen05/test_mma.py", VM_UNITS, VM_MORE)),
     "mma_plain": Target("mmacts/ptxvm/tcgen05/mma_plain.py", T5, _recipe_in("plain:"),
                         unit_tests=(VM_UNITS, VM_MORE)),
-    "cp": Target("mmacts/ptxvm/tcgen05/cp.py", T5, lambda c: c.runtime.get("sf_stage") == "cp"
+    "cp": Target("mmacts/ptxvm/tcgen05/cp.py", T5,
+                 lambda c: (isinstance(c.runtime, OperandRuntime) and c.runtime.sf_stage == "cp")
                  or c.recipe in ("probe:cp_decompress", "probe:sfb_peer_copy", "control:sf_cp_missing"),
                  limit=10, spread=True, always=_recipe_in("probe:cp_decompress"), unit_tests=(VM_UNITS, VM_MORE)),
     "smem_operand": Target("mmacts/ptxvm/tcgen05/smem_operand.py", T5,
@@ -232,7 +234,7 @@ TARGETS: dict[str, Target] = {
 def select(t: Target, suite: str) -> list[Case]:
     """The target's cases of one suite: its pick in suite order, or -- ``spread`` -- one case of each form
     (``_form``) in turn, the cheapest of each (one CTA, small N) first, up to ``limit``."""
-    from mmacts.mutants.engine import _driver
+    from mmacts.mutants.engine import _driver, case_cost
 
     every = _driver(suite).cases("standard")
     first = [c for c in every if t.always and t.always(c)]
@@ -243,7 +245,7 @@ def select(t: Target, suite: str) -> list[Case]:
     for c in picked:
         groups.setdefault(_form(c), []).append(c)
     for g in groups.values():
-        g.sort(key=lambda c: (int(c.form.get("cta_group", 1) or 1), int(c.runtime.get("n", 0) or 0)))
+        g.sort(key=case_cost)
     order = sorted(groups, key=lambda k: random.Random(f"{k}26").random())
     return first + [groups[k][0] for k in order][: t.limit]
 

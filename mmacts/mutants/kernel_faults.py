@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from mmacts.cases.model import Case
 from mmacts.ptx import fault_points
+from suites.hopper_validation.fields import WgmmaForm
+from suites.mma_sync_blockscale.fields import SelectorFields
+from suites.tcgen05_blockscale.fields import Tcgen05Form
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,8 @@ class KernelFault:
 
 def _tc(cg: int | None = None, kind: str | None = None) -> Callable[[Case], bool]:
     def pick(c: Case) -> bool:
-        return (c.recipe == "exact" and not c.form.get("a_tmem") and (cg is None or c.form["cta_group"] == cg)
-                and (kind is None or c.form["kind"] == kind))
+        return (c.recipe == "exact" and isinstance(c.form, Tcgen05Form) and not c.form.a_tmem
+                and (cg is None or c.form.cta_group == cg) and (kind is None or c.form.kind == kind))
 
     return pick
 
@@ -56,20 +59,20 @@ FAULTS: tuple[KernelFault, ...] = (
     KernelFault("tmem-quadrant-shift", TC, _tc(1)),
     KernelFault("mma-sfa-sfb-swapped", TC, _tc(1)),
     KernelFault("mma-sync-tida-byte", "mma_sync_blockscale",
-                lambda c: c.runtime.get("tida") != c.runtime.get("bidb"), limit=8),
+                lambda c: isinstance(c.runtime, SelectorFields) and c.runtime.tida != c.runtime.bidb, limit=8),
     KernelFault("params-record-offset", TC, _tc(1)),
     KernelFault("readback-loop-off-by-one", TC, _tc(1)),
     KernelFault("missing-wait-ld", TC,
                 # N > 8: a second .x8 load must overwrite the first's registers -- a single load whose registers
                 # are all read needs no wait before dealloc (AMB-TCGEN05-LD-NO-WAIT-DEALLOC, the VM's reading)
-                lambda c: _tc(1)(c) and int(c.runtime["n"]) > 8),
+                lambda c: _tc(1)(c) and int(c.runtime.n) > 8),
     KernelFault("missing-proxy-fence", TC, _tc(1)),
     KernelFault("wrong-ld-shape", TC, _tc(1)),
     KernelFault("wrong-cluster-rank", TC, _tc(2)),
     KernelFault("missing-wait-st", TC, _tc(1)),
     KernelFault("missing-mbarrier-wait", TC, _tc(1)),
     KernelFault("wgmma-missing-fence", "hopper_validation",
-                lambda c: c.form.get("path") == "wgmma" and c.recipe == "exact", limit=2),
+                lambda c: isinstance(c.form, WgmmaForm) and c.recipe == "exact", limit=2),
 )
 
 

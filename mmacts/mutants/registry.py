@@ -39,6 +39,8 @@ from mmacts.mutants import kernel_faults as KF
 from mmacts.mutants.engine import Mutant, combine, rebind, setitem, wrap
 from reference.tcgen05 import idesc
 from reference.tcgen05.tmem_image import A_ELEMS
+from suites.mma_sync_blockscale.fields import MmaSyncForm, SelectorFields
+from suites.tcgen05_blockscale.fields import FeatureCaseForm, OperandRuntime, Tcgen05Form, Tcgen05Runtime
 
 TC = "tcgen05_blockscale"
 MS = "mma_sync_blockscale"
@@ -56,16 +58,20 @@ def tc(
     recipe: str = "exact",
     where: Callable[[Case], bool] | None = None,
 ) -> Callable[[Case], bool]:
+    """A ``tcgen05_blockscale`` case of ``recipe`` (``None``: any), the kinds, CTA group, M and A source given, for
+    which ``where`` holds; ``where`` sees only cases whose records are a :class:`Tcgen05Form` (block-scaled, plain
+    or feature) and an :class:`OperandRuntime` (every case of the suite)."""
     kinds = (kind,) if isinstance(kind, str) else kind
 
     def pick(c: Case) -> bool:
         f, r = c.form, c.runtime
         return (
             (recipe is None or c.recipe == recipe)
-            and (kinds is None or f["kind"] in kinds)
-            and (cg is None or f["cta_group"] == cg)
-            and (m is None or r["m"] == m)
-            and (a_tmem is None or bool(f.get("a_tmem")) == a_tmem)
+            and isinstance(f, Tcgen05Form) and isinstance(r, OperandRuntime)
+            and (kinds is None or f.kind in kinds)
+            and (cg is None or f.cta_group == cg)
+            and (m is None or r.m == m)
+            and (a_tmem is None or bool(f.a_tmem) == a_tmem)
             and (where is None or where(c))
         )
 
@@ -73,11 +79,16 @@ def tc(
 
 
 def ms(where: Callable[[Case], bool] | None = None) -> Callable[[Case], bool]:
-    return lambda c: where is None or where(c)
+    """An ``mma_sync_blockscale`` case (records :class:`MmaSyncForm` / :class:`SelectorFields`) for which ``where``
+    holds."""
+    return lambda c: (isinstance(c.form, MmaSyncForm) and isinstance(c.runtime, SelectorFields)
+                      and (where is None or where(c)))
 
 
-def _rt(key: str, test: Callable[[object], bool] = bool) -> Callable[[Case], bool]:
-    return lambda c: test(c.runtime.get(key))
+def _mma_rt(test: Callable[[Tcgen05Runtime], object]) -> Callable[[Case], bool]:
+    """``test`` of a block-scaled MMA case's run-time record (swizzles, transposes, negations: fields a plain-kind
+    or feature case has not, for which the pick is False)."""
+    return lambda c: isinstance(c.runtime, Tcgen05Runtime) and bool(test(c.runtime))
 
 
 # ------------------------------------------------------------------------------------------ word transforms
@@ -169,32 +180,32 @@ INVALID = (
 def _idesc_pick(table: str, key: str) -> Callable[[Case], bool]:
     kinds = IDESC_KINDS[table]
     special = {
-        "negate_a": _rt("negate_a"),
-        "negate_b": _rt("negate_b"),
-        "transpose_a": _rt("transpose_a"),
-        "transpose_b": _rt("transpose_b"),
-        "sfa_id": _rt("sfa_id"),
-        "sfb_id": _rt("sfb_id"),
-        "k96": _rt("k96"),
+        "negate_a": _mma_rt(lambda r: r.negate_a),
+        "negate_b": _mma_rt(lambda r: r.negate_b),
+        "transpose_a": _mma_rt(lambda r: r.transpose_a),
+        "transpose_b": _mma_rt(lambda r: r.transpose_b),
+        "sfa_id": lambda c: bool(c.runtime.sfa_id),
+        "sfb_id": lambda c: bool(c.runtime.sfb_id),
+        "k96": lambda c: bool(c.runtime.k96),
         # a non-zero code (E4M3 = 0 survives a shift or a drop) that differs from the other operand's
-        "atype": (lambda c: c.runtime["atype"] not in ("e4m3", c.runtime["btype"]))
+        "atype": (lambda c: c.runtime.atype not in ("e4m3", c.runtime.btype))
         if table == "T43"
         else (lambda c: True),
-        "btype": (lambda c: c.runtime["btype"] not in ("e4m3", c.runtime["atype"]))
+        "btype": (lambda c: c.runtime.btype not in ("e4m3", c.runtime.atype))
         if table == "T43"
         else (lambda c: True),
-        "scale_type": (lambda c: True) if table == "T43" else _rt("stype", lambda s: s == "ue8m0"),
-        "m": lambda c: c.form["cta_group"] == 2,
+        "scale_type": (lambda c: True) if table == "T43" else (lambda c: c.runtime.stype == "ue8m0"),
+        "m": lambda c: c.form.cta_group == 2,
         # N > 128: the shifted or dropped N is one Table 39 does not list. (N <= 128 doubled is an
         # equivalent mutant: the extra columns of D are never read back, and in Layout B the per-CTA halves
         # of B move with it.)
-        "n": lambda c: c.runtime["n"] > 128 and c.form["cta_group"] == 1,
+        "n": lambda c: c.runtime.n > 128 and c.form.cta_group == 1,
         "sparse": lambda c: True,
     }
     if table == "T44" and key.startswith("transpose"):
         return tc(kind=kinds, where=lambda c: True)
     if key == "sparse":  # only the (probe) sparse cases carry a 1 here; the VM refuses a mismatch
-        return tc(kind=kinds, recipe=None, where=lambda c: bool(c.form.get("sparse")))
+        return tc(kind=kinds, recipe=None, where=lambda c: bool(c.form.sparse))
     return tc(kind=kinds, where=special[key])
 
 
@@ -380,16 +391,16 @@ SDESC_INVALID = r"descriptor|shared-memory address|outside|smem operand|swizzle|
 
 
 def _sdesc_pick(key: str) -> Callable[[Case], bool]:
-    none_sw = lambda c: c.runtime.get("swizzle_a") == "none" or c.runtime.get("swizzle_b") == "none"  # noqa: E731
-    mn = lambda c: bool(c.runtime.get("transpose_a") or c.runtime.get("transpose_b"))  # noqa: E731
+    none_sw = _mma_rt(lambda r: r.swizzle_a == "none" or r.swizzle_b == "none")
+    mn = _mma_rt(lambda r: r.transpose_a or r.transpose_b)
     return {
-        "start": tc(where=lambda c: c.runtime["n"] >= 64),
+        "start": tc(where=lambda c: c.runtime.n >= 64),
         "lbo": tc(where=lambda c: none_sw(c) or mn(c)),
         "sbo": tc(where=lambda c: True),
-        "swizzle": tc(where=lambda c: c.runtime.get("swizzle_a", "128B") != "none"),
+        "swizzle": tc(where=_mma_rt(lambda r: r.swizzle_a != "none")),
         # absolute LBO mode only changes rows longer than 128 B (none here): with a non-128B swizzle the
         # word is one 9.7.16.3.1.2.1 forbids
-        "lbo_mode": tc(where=lambda c: c.runtime.get("swizzle_a", "128B") not in ("128B", "128B_base32B")),
+        "lbo_mode": tc(where=_mma_rt(lambda r: r.swizzle_a not in ("128B", "128B_base32B"))),
     }.get(key, tc(where=lambda c: True))
 
 
@@ -454,9 +465,9 @@ def _sdesc_mutants() -> list[Mutant]:
             )
     for a, b, na, nb in ((2, 4, "128B", "64B"), (4, 6, "64B", "32B"), (0, 6, "none", "32B")):
         pick = tc(
-            where=lambda c, x=na, y=nb: (
-                c.runtime.get("swizzle_a", "128B") in (x, y) or c.runtime.get("swizzle_b", "128B") in (x, y)
-            )
+            where=_mma_rt(lambda r, x=na, y=nb: (
+                r.swizzle_a in (x, y) or r.swizzle_b in (x, y)
+            ))
         )
         out.append(
             Mutant(
@@ -503,7 +514,7 @@ def _swizzle_mutants() -> list[Mutant]:
     }
     for sw, vm_new in (("128B", (2, 4, 3, 128)), ("64B", (1, 4, 3, 64)), ("32B", (1, 5, 3, 32))):
         rows = (f"T53.{T53_ROWS[('K', sw)]}", f"T53.{T53_ROWS[('MN', sw)]}")
-        pick = tc(where=lambda c, s=sw: c.runtime.get("swizzle_a", "128B") == s or c.runtime.get("swizzle_b") == s)
+        pick = tc(where=_mma_rt(lambda r, s=sw: r.swizzle_a == s or r.swizzle_b == s))
         out.append(
             Mutant(
                 f"swizzle-host.T53.{sw}",
@@ -635,9 +646,9 @@ def _dol_msb_first(dol_bit: Callable[..., tuple]) -> Callable[..., tuple]:
 
 
 def _sf_mutants() -> list[Mutant]:
-    k96_wide = tc(where=lambda c: bool(c.runtime.get("k96")) and c.runtime["n"] > 128)
+    k96_wide = tc(where=lambda c: bool(c.runtime.k96) and c.runtime.n > 128)
     lay_b = tc(cg=2, m=128)
-    sfid = tc(where=lambda c: bool(c.runtime.get("sfa_id") or c.runtime.get("sfb_id")))
+    sfid = tc(where=lambda c: bool(c.runtime.sfa_id or c.runtime.sfb_id))
     anyc = tc()
     return [
         Mutant(
@@ -696,7 +707,7 @@ def _sf_mutants() -> list[Mutant]:
             TC,
             # only a K = 96 MMA reads SFs of two groups (SF ID 2-3 + 3 or 6 scales); elsewhere the host's
             # per-MMA address already steps over whole groups with the same stride
-            tc(where=lambda c: bool(c.runtime.get("k96")) and c.runtime.get("sfa_id", 0) >= 2),
+            tc(where=lambda c: bool(c.runtime.k96) and c.runtime.sfa_id >= 2),
         ),
         Mutant(
             "sf-host.sf-id-slot",
@@ -946,15 +957,15 @@ def _byte_id_ignored(operand: str) -> Callable[[Callable[..., np.ndarray]], Call
 
 
 def _sub8(c: Case) -> bool:
-    return c.runtime.get("atype") in ("e2m1", "e2m3", "e3m2") or c.runtime.get("btype") in ("e2m1", "e2m3", "e3m2")
+    return c.runtime.atype in ("e2m1", "e2m3", "e3m2") or c.runtime.btype in ("e2m1", "e2m3", "e3m2")
 
 
 def _packed_mutants() -> list[Mutant]:
     # A in TMEM: the same nibble swap in A and B permutes both alike and leaves every dot product as it was
     fp4x2 = tc(kind=("mxf4", "mxf4nvf4"), a_tmem=True)
     padded = tc(kind="mxf8f6f4", where=_sub8)
-    ms_fp4 = ms(lambda c: c.form["kind"] == "mxf8f6f4" and "e2m1" in (c.form["atype"], c.form["btype"]))
-    ms_fp6 = ms(lambda c: c.form["kind"] == "mxf8f6f4" and bool({"e2m3", "e3m2"} & {c.form["atype"], c.form["btype"]}))
+    ms_fp4 = ms(lambda c: c.form.kind == "mxf8f6f4" and "e2m1" in (c.form.atype, c.form.btype))
+    ms_fp6 = ms(lambda c: c.form.kind == "mxf8f6f4" and bool({"e2m3", "e3m2"} & {c.form.atype, c.form.btype}))
     return [
         Mutant(
             "packed-host.fp4x2-nibbles",
@@ -1054,12 +1065,12 @@ MS_SEL = ("S9.7.14.3", "T37.1", "T37.2", "T37.3")
 
 
 def _mmasync_mutants() -> list[Mutant]:
-    k32 = ms(lambda c: c.form["kind"] == "mxf8f6f4")
-    k64 = ms(lambda c: c.form["kind"] != "mxf8f6f4")
-    tida = ms(lambda c: c.runtime["tida"] == 1)
-    tidb = ms(lambda c: c.runtime["tidb"] != 0)
-    bida = ms(lambda c: c.runtime["bida"] != 0)
-    bidb = ms(lambda c: c.runtime["bidb"] != 0)
+    k32 = ms(lambda c: c.form.kind == "mxf8f6f4")
+    k64 = ms(lambda c: c.form.kind != "mxf8f6f4")
+    tida = ms(lambda c: c.runtime.tida == 1)
+    tidb = ms(lambda c: c.runtime.tidb != 0)
+    bida = ms(lambda c: c.runtime.bida != 0)
+    bidb = ms(lambda c: c.runtime.bidb != 0)
     return [
         Mutant(
             "mmasync-host.a-row-half",
@@ -1426,12 +1437,12 @@ LDST_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 
 
 def _feature(recipe: str, shape: str | None = None) -> Callable[[Case], bool]:
-    return lambda c: (c.recipe == recipe and bool(c.form.get("feature"))
-                      and (shape is None or c.form.get("shape") == shape))
+    return lambda c: (c.recipe == recipe and isinstance(c.form, FeatureCaseForm) and bool(c.form.feature)
+                      and (shape is None or c.form.shape == shape))
 
 
 def _ldst_probe(shape: str) -> Callable[[Case], bool]:
-    return lambda c: (c.form.get("feature") == "ldst" and c.form.get("shape") == shape
+    return lambda c: (isinstance(c.form, FeatureCaseForm) and c.form.feature == "ldst" and c.form.shape == shape
                       and c.recipe != "feature:ldst-roundtrip")
 
 
@@ -1484,7 +1495,7 @@ def _base_offset_mutants() -> list[Mutant]:
     return [Mutant(f"swizzle-host.base-offset-added.{sw}", "swizzle-host",
                    f"reference smem image: {sw} swizzle phase = row bits + base offset (not minus)",
                    (), _base_offset_add(sw), TC,
-                   lambda c, sw=sw: c.recipe == "probe:smem_base_offset" and c.runtime.get("swizzle_a") == sw,
+                   lambda c, sw=sw: c.recipe == "probe:smem_base_offset" and _mma_rt(lambda r: r.swizzle_a == sw)(c),
                    limit=2, observed=True)
             for sw in ("128B", "64B", "128B_base32B")]
 
