@@ -465,9 +465,7 @@ def _sdesc_mutants() -> list[Mutant]:
             )
     for a, b, na, nb in ((2, 4, "128B", "64B"), (4, 6, "64B", "32B"), (0, 6, "none", "32B")):
         pick = tc(
-            where=_mma_rt(lambda r, x=na, y=nb: (
-                r.swizzle_a in (x, y) or r.swizzle_b in (x, y)
-            ))
+            where=_mma_rt(lambda r, x=na, y=nb: r.swizzle_a in (x, y) or r.swizzle_b in (x, y))
         )
         out.append(
             Mutant(
