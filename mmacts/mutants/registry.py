@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -214,124 +215,147 @@ def _host_fields(kind: str):
 
 
 def _idesc_mutants() -> list[Mutant]:
+    """Per instruction-descriptor field of Tables 43/44: host encoder and VM decoder each shifted, dropped, and
+    every allowed pair of fields swapped (a field Table 44 fixes at 0 is set to 1 instead)."""
     out: list[Mutant] = []
     for table, rows in IDESC_ROWS.items():
         kinds = IDESC_KINDS[table]
         hf = _host_fields(kinds[0])
         for key, row in rows.items():
-            f = hf[key]
-            ref = (f"{table}.{row}",)
-            pick = _idesc_pick(table, key)
+            ref, pick = (f"{table}.{row}",), _idesc_pick(table, key)
             if table == "T44" and key.startswith("transpose"):
                 # Table 44 allows only 0 here: shifting or dropping a 0 changes nothing; a stray 1 must show
-                for side, plant in (
-                    ("host", wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_set(f.lo)))),
-                    ("vm", wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_word(kinds, word_set(f.lo)))),
-                ):
-                    out.append(
-                        Mutant(
-                            f"idesc-{side}.{table}.{key}.set",
-                            f"idesc-{side}",
-                            f"{table} {key} (must be 0) set to 1 ({side})",
-                            ref,
-                            plant,
-                            TC,
-                            pick,
-                            refusal=INVALID,
-                        )
-                    )
-                continue
-            # host: the encoder's table (FIELDS) moved one bit up / the field never written
-            shift_host = combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_lo(key, +1)) for k in kinds))
-            out.append(
-                Mutant(
-                    f"idesc-host.{table}.{key}.shift",
-                    "idesc-host",
-                    f"host encoder writes {table} {key} one bit higher (bit {f.lo + 1})",
-                    ref,
-                    shift_host,
-                    TC,
-                    pick,
-                    refusal=INVALID,
-                    fast=key in ("sfa_id",),
-                )
+                out += _idesc_set_mutants(table, key, kinds, hf[key], ref, pick)
+            else:
+                out += _idesc_field_mutants(table, key, kinds, hf[key], ref, pick)
+        out += _idesc_swap_mutants(table, rows, kinds, hf)
+    return out
+
+
+def _idesc_set_mutants(table: str, key: str, kinds: tuple[str, ...], f: Any, ref: tuple[str, ...],
+                       pick: Callable[[Case], bool]) -> list[Mutant]:
+    """A field that must be 0 set to 1, by the host encoder and by the VM decoder."""
+    out: list[Mutant] = []
+    for side, plant in (
+        ("host", wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_set(f.lo)))),
+        ("vm", wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_word(kinds, word_set(f.lo)))),
+    ):
+        out.append(
+            Mutant(
+                f"idesc-{side}.{table}.{key}.set",
+                f"idesc-{side}",
+                f"{table} {key} (must be 0) set to 1 ({side})",
+                ref,
+                plant,
+                TC,
+                pick,
+                refusal=INVALID,
             )
-            out.append(
-                Mutant(
-                    f"idesc-host.{table}.{key}.drop",
-                    "idesc-host",
-                    f"host encoder never writes {table} {key} (bits {f.lo}-{f.lo + f.width - 1})",
-                    ref,
-                    wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_drop(f.lo, f.width))),
-                    TC,
-                    pick,
-                    refusal=INVALID,
-                )
+        )
+    return out
+
+
+def _idesc_field_mutants(table: str, key: str, kinds: tuple[str, ...], f: Any, ref: tuple[str, ...],
+                         pick: Callable[[Case], bool]) -> list[Mutant]:
+    """One field one bit higher / never written, by the host encoder's table and by the VM decoder's."""
+    out: list[Mutant] = []
+    # host: the encoder's table (FIELDS) moved one bit up / the field never written
+    shift_host = combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_lo(key, +1)) for k in kinds))
+    out.append(
+        Mutant(
+            f"idesc-host.{table}.{key}.shift",
+            "idesc-host",
+            f"host encoder writes {table} {key} one bit higher (bit {f.lo + 1})",
+            ref,
+            shift_host,
+            TC,
+            pick,
+            refusal=INVALID,
+            fast=key in ("sfa_id",),
+        )
+    )
+    out.append(
+        Mutant(
+            f"idesc-host.{table}.{key}.drop",
+            "idesc-host",
+            f"host encoder never writes {table} {key} (bits {f.lo}-{f.lo + f.width - 1})",
+            ref,
+            wrap("reference.tcgen05.idesc", "encode_idesc", _on_result(word_drop(f.lo, f.width))),
+            TC,
+            pick,
+            refusal=INVALID,
+        )
+    )
+    # VM: the decoder's own field table read one bit higher / the field ignored (reads 0)
+    out.append(
+        Mutant(
+            f"idesc-vm.{table}.{key}.shift",
+            "idesc-vm",
+            f"VM decoder reads {table} {key} one bit higher",
+            ref,
+            wrap("mmacts.ptxvm.tcgen05.decode", "idesc_layout", _vm_layout_shift(kinds, key)),
+            TC,
+            pick,
+            refusal=INVALID,
+            fast=key in ("negate_b",),
+        )
+    )
+    out.append(
+        Mutant(
+            f"idesc-vm.{table}.{key}.drop",
+            "idesc-vm",
+            f"VM decoder ignores {table} {key} (reads 0)",
+            ref,
+            wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_drop(kinds, f.lo, f.width)),
+            TC,
+            pick,
+            refusal=INVALID,
+        )
+    )
+    return out
+
+
+def _idesc_swap_mutants(table: str, rows: dict[str, str], kinds: tuple[str, ...], hf: Any) -> list[Mutant]:
+    """Two fields' bit positions swapped (host) / read from each other's bits (VM)."""
+    out: list[Mutant] = []
+    for a, b in SWAPS:
+        if a not in hf or b not in hf or (table == "T44" and a in ("atype", "transpose_a")):
+            continue  # Table 44 allows one value for both fields (E2M1 / no transpose): an equivalent swap
+        fa, fb = hf[a], hf[b]
+        width = min(fa.width, fb.width)
+        ref = (f"{table}.{rows[a]}", f"{table}.{rows[b]}")
+        pick = (lambda pa, pb: lambda c: pa(c) or pb(c))(_idesc_pick(table, a), _idesc_pick(table, b))
+        out.append(
+            Mutant(
+                f"idesc-host.{table}.{a}<->{b}",
+                "idesc-host",
+                f"host encoder swaps the {table} {a} and {b} bit positions",
+                ref,
+                combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_swap(a, b)) for k in kinds)),
+                TC,
+                pick,
+                refusal=INVALID if a == "sparse" else "",
+                fast=(table, a) in (("T44", "sfa_id"),),
+                limit=8,
             )
-            # VM: the decoder's own field table read one bit higher / the field ignored (reads 0)
-            out.append(
-                Mutant(
-                    f"idesc-vm.{table}.{key}.shift",
-                    "idesc-vm",
-                    f"VM decoder reads {table} {key} one bit higher",
-                    ref,
-                    wrap("mmacts.ptxvm.tcgen05.decode", "idesc_layout", _vm_layout_shift(kinds, key)),
-                    TC,
-                    pick,
-                    refusal=INVALID,
-                    fast=key in ("negate_b",),
-                )
+        )
+        out.append(
+            Mutant(
+                f"idesc-vm.{table}.{a}<->{b}",
+                "idesc-vm",
+                f"VM decoder reads {table} {a} from {b}'s bits and back",
+                ref,
+                wrap(
+                    "mmacts.ptxvm.tcgen05.decode",
+                    "decode_idesc",
+                    _vm_idesc_word(kinds, word_swap(fa.lo, fb.lo, width)),
+                ),
+                TC,
+                pick,
+                refusal=INVALID if a == "sparse" else "",
+                limit=8,
             )
-            out.append(
-                Mutant(
-                    f"idesc-vm.{table}.{key}.drop",
-                    "idesc-vm",
-                    f"VM decoder ignores {table} {key} (reads 0)",
-                    ref,
-                    wrap("mmacts.ptxvm.tcgen05.decode", "decode_idesc", _vm_idesc_drop(kinds, f.lo, f.width)),
-                    TC,
-                    pick,
-                    refusal=INVALID,
-                )
-            )
-        for a, b in SWAPS:
-            if a not in hf or b not in hf or (table == "T44" and a in ("atype", "transpose_a")):
-                continue  # Table 44 allows one value for both fields (E2M1 / no transpose): an equivalent swap
-            fa, fb = hf[a], hf[b]
-            width = min(fa.width, fb.width)
-            ref = (f"{table}.{rows[a]}", f"{table}.{rows[b]}")
-            pick = (lambda pa, pb: lambda c: pa(c) or pb(c))(_idesc_pick(table, a), _idesc_pick(table, b))
-            out.append(
-                Mutant(
-                    f"idesc-host.{table}.{a}<->{b}",
-                    "idesc-host",
-                    f"host encoder swaps the {table} {a} and {b} bit positions",
-                    ref,
-                    combine(*(setitem("reference.tcgen05.idesc", "FIELDS", k, _field_swap(a, b)) for k in kinds)),
-                    TC,
-                    pick,
-                    refusal=INVALID if a == "sparse" else "",
-                    fast=(table, a) in (("T44", "sfa_id"),),
-                    limit=8,
-                )
-            )
-            out.append(
-                Mutant(
-                    f"idesc-vm.{table}.{a}<->{b}",
-                    "idesc-vm",
-                    f"VM decoder reads {table} {a} from {b}'s bits and back",
-                    ref,
-                    wrap(
-                        "mmacts.ptxvm.tcgen05.decode",
-                        "decode_idesc",
-                        _vm_idesc_word(kinds, word_swap(fa.lo, fb.lo, width)),
-                    ),
-                    TC,
-                    pick,
-                    refusal=INVALID if a == "sparse" else "",
-                    limit=8,
-                )
-            )
+        )
     return out
 
 
@@ -643,11 +667,18 @@ def _dol_msb_first(dol_bit: Callable[..., tuple]) -> Callable[..., tuple]:
     return mutated
 
 
+_SF_K96_WIDE = tc(where=lambda c: bool(c.runtime.k96) and c.runtime.n > 128)
+_SF_LAY_B = tc(cg=2, m=128)
+_SF_SFID = tc(where=lambda c: bool(c.runtime.sfa_id or c.runtime.sfb_id))
+_SF_ANYC = tc()
+
+
 def _sf_mutants() -> list[Mutant]:
-    k96_wide = tc(where=lambda c: bool(c.runtime.k96) and c.runtime.n > 128)
-    lay_b = tc(cg=2, m=128)
-    sfid = tc(where=lambda c: bool(c.runtime.sfa_id or c.runtime.sfb_id))
-    anyc = tc()
+    return _sf_host_mutants() + _sf_vm_mutants()
+
+
+def _sf_host_mutants() -> list[Mutant]:
+    """The host's scale-factor images (tensor-memory layout, SF IDs, copies) misplaced."""
     return [
         Mutant(
             "sf-host.byte-order",
@@ -656,7 +687,7 @@ def _sf_mutants() -> list[Mutant]:
             SFID_ROWS,
             wrap(TI, "sf_byte", lambda _byte: lambda g: 3 - g % 4),
             TC,
-            sfid,
+            _SF_SFID,
             fast=True,
         ),
         Mutant(
@@ -666,7 +697,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS,
             wrap(TI, "sf_partition_lane", lambda _lane: lambda x: (x + 1) % 32),
             TC,
-            anyc,
+            _SF_ANYC,
         ),
         Mutant(
             "sf-host.column+1",
@@ -675,7 +706,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS,
             wrap(TI, "write_sf", _written_one_column_right),
             TC,
-            anyc,
+            _SF_ANYC,
         ),
         Mutant(
             "sf-host.quadrant0-only",
@@ -694,7 +725,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS + ("S9.7.16.10.5",),
             lambda: rebind(TI, "SFB_2X2_SECOND_HALF_LANE", 32),
             TC,
-            lay_b,
+            _SF_LAY_B,
         ),
         Mutant(
             "sf-host.group-stride",
@@ -714,8 +745,14 @@ def _sf_mutants() -> list[Mutant]:
             SFID_ROWS,
             wrap(BUILD, "sf_slots", lambda sf_slots: lambda sf, sf_id: sf_slots(sf, sf_id + 1)),
             TC,
-            anyc,
+            _SF_ANYC,
         ),
+    ]
+
+
+def _sf_vm_mutants() -> list[Mutant]:
+    """The VM's scale-factor reads (byte, lane, column, group stride, copies) misplaced."""
+    return [
         Mutant(
             "sf-vm.byte-order",
             "sf-vm",
@@ -723,7 +760,7 @@ def _sf_mutants() -> list[Mutant]:
             SFID_ROWS,
             wrap(VMMMA, "sf_byte", lambda sf_byte: lambda g: 3 - sf_byte(g)),
             TC,
-            sfid,
+            _SF_SFID,
         ),
         Mutant(
             "sf-vm.lane+1",
@@ -732,7 +769,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS,
             wrap(VMMMA, "sf_lane", lambda sf_lane: lambda quadrant, x: sf_lane(quadrant, x + 1)),
             TC,
-            anyc,
+            _SF_ANYC,
         ),
         Mutant(
             "sf-vm.column+1",
@@ -741,7 +778,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS,
             wrap(VMMMA, "sf_column", lambda sf_column: lambda *a: sf_column(*a) + 1),
             TC,
-            anyc,
+            _SF_ANYC,
             fast=True,
         ),
         Mutant(
@@ -751,7 +788,7 @@ def _sf_mutants() -> list[Mutant]:
             SFID_ROWS,
             wrap(VMMMA, "sf_index", lambda sf_index: lambda sf_id, j: sf_index(0, j)),
             TC,
-            sfid,
+            _SF_SFID,
         ),
         Mutant(
             "sf-vm.sfb-group-stride",
@@ -760,7 +797,7 @@ def _sf_mutants() -> list[Mutant]:
             SF_ROWS + ("T54.4", "T54.6"),
             wrap(VMMMA, "sf_group_stride", _sfb_groups_4_apart),
             TC,
-            k96_wide,
+            _SF_K96_WIDE,
         ),
     ]
 
@@ -1062,13 +1099,20 @@ def _sfb_lane_no_tidb(cols: np.ndarray, tidb: int) -> np.ndarray:
 MS_SEL = ("S9.7.14.3", "T37.1", "T37.2", "T37.3")
 
 
+_MS_K32 = ms(lambda c: c.form.kind == "mxf8f6f4")
+_MS_K64 = ms(lambda c: c.form.kind != "mxf8f6f4")
+_MS_TIDA = ms(lambda c: c.runtime.tida == 1)
+_MS_TIDB = ms(lambda c: c.runtime.tidb != 0)
+_MS_BIDA = ms(lambda c: c.runtime.bida != 0)
+_MS_BIDB = ms(lambda c: c.runtime.bidb != 0)
+
+
 def _mmasync_mutants() -> list[Mutant]:
-    k32 = ms(lambda c: c.form.kind == "mxf8f6f4")
-    k64 = ms(lambda c: c.form.kind != "mxf8f6f4")
-    tida = ms(lambda c: c.runtime.tida == 1)
-    tidb = ms(lambda c: c.runtime.tidb != 0)
-    bida = ms(lambda c: c.runtime.bida != 0)
-    bidb = ms(lambda c: c.runtime.bidb != 0)
+    return _mmasync_host_mutants() + _mmasync_vm_mutants()
+
+
+def _mmasync_host_mutants() -> list[Mutant]:
+    """The host's mma.sync fragments and scale selectors misread."""
     return [
         Mutant(
             "mmasync-host.a-row-half",
@@ -1077,7 +1121,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(FRAG, "a_row_half", lambda _half: lambda r: 1 - r % 2),
             MS,
-            k32,
+            _MS_K32,
             limit=3,
             fast=True,
         ),
@@ -1088,7 +1132,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.2", "T35.3"),
             wrap(FRAG, "a_k_half", lambda _half: lambda r: 1 - r // 2),
             MS,
-            k64,
+            _MS_K64,
             limit=3,
         ),
         Mutant(
@@ -1098,7 +1142,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(FRAG, "b_k_half", lambda _half: lambda r: 1 - r),
             MS,
-            k32,
+            _MS_K32,
             limit=3,
         ),
         Mutant(
@@ -1108,7 +1152,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(FRAG, "cd_col_of_pair", lambda _col: lambda r: 1 - r % 2),
             MS,
-            k32,
+            _MS_K32,
             limit=3,
         ),
         Mutant(
@@ -1118,7 +1162,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(SCALES, "sfa_lane", lambda _lane: _sfa_lane_tida),
             MS,
-            tida,
+            _MS_TIDA,
             limit=6,
             fast=True,
         ),
@@ -1129,7 +1173,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(SCALES, "sfb_lane", lambda _lane: _sfb_lane_no_tidb),
             MS,
-            tidb,
+            _MS_TIDB,
             limit=6,
         ),
         Mutant(
@@ -1139,7 +1183,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(SCALES, "sfa_byte", lambda _byte: lambda bida, j: j),
             MS,
-            bida,
+            _MS_BIDA,
             limit=6,
         ),
         Mutant(
@@ -1149,9 +1193,15 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(SCALES, "sfb_byte", lambda _byte: lambda bidb, j: j),
             MS,
-            bidb,
+            _MS_BIDB,
             limit=6,
         ),
+    ]
+
+
+def _mmasync_vm_mutants() -> list[Mutant]:
+    """The VM's mma.sync fragments and scale selectors misread."""
+    return [
         Mutant(
             "mmasync-vm.a-row-half",
             "mmasync-vm",
@@ -1159,7 +1209,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(VMMS, "_a_where", _register_pair_swapped()),
             MS,
-            k32,
+            _MS_K32,
             limit=3,
         ),
         Mutant(
@@ -1169,7 +1219,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(VMMS, "_b_where", _register_pair_swapped()),
             MS,
-            k64,
+            _MS_K64,
             limit=3,
         ),
         Mutant(
@@ -1179,7 +1229,7 @@ def _mmasync_mutants() -> list[Mutant]:
             ("T35.1", "T35.2", "T35.3"),
             wrap(VMMS, "_cd_where", _register_pair_swapped(lambda f16: not f16)),
             MS,
-            k32,
+            _MS_K32,
             limit=3,
         ),
         Mutant(
@@ -1189,7 +1239,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(VMMS, "sfa_lane", lambda sfa_lane: lambda row, tida: sfa_lane(row, tida) - tida),
             MS,
-            tida,
+            _MS_TIDA,
             limit=6,
         ),
         Mutant(
@@ -1199,7 +1249,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(VMMS, "sfb_lane", lambda sfb_lane: lambda col, tidb: sfb_lane(col, 0)),
             MS,
-            tidb,
+            _MS_TIDB,
             limit=6,
         ),
         Mutant(
@@ -1209,7 +1259,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(VMMS, "sf_byte", _byte_id_ignored("A")),
             MS,
-            bida,
+            _MS_BIDA,
             limit=6,
         ),
         Mutant(
@@ -1219,7 +1269,7 @@ def _mmasync_mutants() -> list[Mutant]:
             MS_SEL,
             wrap(VMMS, "sf_byte", _byte_id_ignored("B")),
             MS,
-            bidb,
+            _MS_BIDB,
             limit=6,
         ),
     ]
