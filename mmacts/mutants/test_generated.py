@@ -70,13 +70,13 @@ def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
                   GEN._key(_m("survived", line=3)): {"reason": ""}}}
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     (row,) = GEN.report_rows(tmp_path)
-    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 0, 1, 1]
+    assert [row[c] for c in GEN.REPORT_COLUMNS] == ["a", "m/a.py", 10, 0, 6, 2, 1, 1, 0, 1, 1, 6]  # no m/a.py
     assert GEN.report(tmp_path) == 1
     (tmp_path / "unit_only.yaml").write_text("a: host-side validation\n")
     surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "hole: no case reaches x"
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     assert GEN.report(tmp_path) == 0
-    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 1 | 1 | 0 | 1 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
+    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 1 | 1 | 0 | 1 | 6 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
 
 
 def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
@@ -157,3 +157,18 @@ def test_a_timed_out_mutant_leaves_the_module_as_it_was(tmp_path: Path) -> None:
     before = module.read_text()
     r = GEN.run_one(GEN.cosmic_ray(), tmp_path, item, "collector", timeout=5.0)
     assert r["outcome"] == "timeout" and module.read_text() == before
+
+
+def test_a_mutant_whose_line_the_module_no_longer_has_counts_as_source_changed(tmp_path: Path) -> None:
+    """The score of a committed run describes the module as it was: a refactor since then shows per target
+    (planted: the mutated line edited away -> counted; present again -> not)."""
+    from mmacts.report.mutant_scores import source_changed
+
+    (tmp_path / "m").mkdir()
+    doc = _doc("a", [_m("killed", "suite", line=1), _m("survived", line=2)])
+    (tmp_path / "m" / "a.py").write_text("def f():\n    x = 1\n    x = 2\n")
+    assert source_changed(doc, tmp_path) == 0
+    (tmp_path / "m" / "a.py").write_text("def f():\n    x = 1\n    y = 2\n")
+    assert source_changed(doc, tmp_path) == 1
+    (tmp_path / "m" / "a.py").unlink()
+    assert source_changed(doc, tmp_path) == 2
