@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from mmacts.cases.model import Case
+from mmacts.core.recipe import Recipe
 from mmacts.report.mutant_scores import (
     OUT_DIR,
     REPORT_COLUMNS,
@@ -82,8 +83,7 @@ class Target:
 
 def _compare_cases(c: Case) -> bool:
     # every comparator control, a few exact cases, observations of both suites (the comparator sees them all)
-    return (c.recipe.startswith("control:") or c.case_id.startswith("tcgen05.shift")
-            or c.recipe == "probe:ue4m3_nan_scale" or c.recipe.startswith("plain:dol")
+    return (_recipe_in("control:", "probe:ue4m3_nan_scale", "plain:dol")(c) or c.case_id.startswith("tcgen05.shift")
             or c.case_id == "mxf8f6f4.omitted.cg1.dense.M128N64.e4m3xe4m3.ue8m0.sfa0sfb0.st")
 
 
@@ -134,8 +134,11 @@ def _specials(c: Case) -> bool:
     return c.recipe == "specials"
 
 
-def _recipe_in(*prefixes: str) -> Callable[[Case], bool]:
-    return lambda c: c.recipe.startswith(prefixes)
+def _recipe_in(*patterns: str) -> Callable[[Case], bool]:
+    """Cases whose data recipe is of a kind (``exact``, ``plain:``) or of a kind with a name starting so
+    (``probe:sparse`` takes ``probe:sparse_meta``), read from :attr:`Case.parsed_recipe`."""
+    wanted = [(p[:-1], "") if p.endswith(":") else (Recipe.parse(p).kind, Recipe.parse(p).name) for p in patterns]
+    return lambda c: any(c.parsed_recipe.kind == k and c.parsed_recipe.name.startswith(n) for k, n in wanted)
 
 
 def _id_has(*tokens: str) -> Callable[[Case], bool]:
