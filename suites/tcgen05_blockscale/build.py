@@ -30,7 +30,7 @@ from reference import gemm as G
 from reference import numeric_model as NM
 from reference.tcgen05 import cp_decompress as CD
 from reference.tcgen05 import tmem_image as TI
-from reference.tcgen05.idesc import encode_idesc
+from reference.tcgen05.idesc import encode_idesc, mma_k
 from reference.tcgen05.smem_desc import SWIZZLE_WIDTH, decode_smem_desc, encode_smem_desc
 from reference.tcgen05.smem_image import ELEMS_PER_CHUNK, OperandImage, decode_operand, encode_operand
 from reference.tcgen05_model import machine
@@ -67,12 +67,6 @@ class CaseInputs:
     b_fmt: str = "e4m3"
     s_fmt: str = "ue8m0"
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def mma_k(kind: str, sparse: bool, k96: bool) -> int:
-    if kind == "mxf8f6f4":
-        return 64 if sparse else 32
-    return 96 if k96 else (128 if sparse else 64)
 
 
 def nsf_per_mma(kind: str, scale_vec: str | None, k96: bool) -> int:
@@ -147,7 +141,7 @@ class _Plan:
 def _plan(fm: Tcgen05Form, rt: Tcgen05Runtime) -> _Plan:
     kind, cg, sparse, k96, m = fm.kind, int(fm.cta_group), bool(fm.sparse), bool(rt.k96), int(rt.m)
     return _Plan(kind=kind, cg=cg, sparse=sparse, a_tmem=bool(fm.a_tmem), nmma=len(fm.collectors), m=m, n=int(rt.n),
-                 k96=k96, layout=machine.layout_of(m, cg), kmma=mma_k(kind, sparse, k96),
+                 k96=k96, layout=machine.layout_of(m, cg), kmma=mma_k(kind, sparse=sparse, k96=k96),
                  nsf=nsf_per_mma(kind, fm.scale_vec, k96), a_fmt=rt.atype, b_fmt=rt.btype, s_fmt=rt.stype)
 
 
