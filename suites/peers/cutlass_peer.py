@@ -49,6 +49,7 @@ from reference.mma_sync import scales as ref_sc
 from reference.tcgen05 import idesc as ref_idesc
 from reference.tcgen05 import smem_desc as ref_sd
 from reference.tcgen05 import smem_image as ref_si
+from reference.tcgen05 import tmem_image as ref_ti
 from reference.tcgen05 import tmem_image as ref_tm
 from suites.peers.fields import (
     AccRuntime,
@@ -171,7 +172,11 @@ def prebuild(jobs: list[tuple[str, tuple[str, ...]]]) -> None:
 # ------------------------------------------------------------------------------------------------ cases
 SF_CONFIGS = [(kind, cg, n) for kind in (0, 1, 2) for cg in (1, 2) for n in (64, 128, 192, 256)]
 KIND_NAMES = {0: "mxf8f6f4", 1: "mxf4", 2: "mxf4nvf4"}
-VALID_SF_IDS = {"mxf8f6f4": (0, 1, 2, 3), "mxf4": (0, 2), "mxf4nvf4": (0,)}
+CUTLASS_SCALE_VEC = {"mxf8f6f4": "1X", "mxf4": "2X", "mxf4nvf4": "4X"}
+"""The one scale vector CUTLASS's SM100 block-scaled MMA uses per kind (a peer fact: its SF IDs are byte offsets
+of that vector)."""
+VALID_SF_IDS = {kind: ref_ti.VALID_SF_IDS[vec] for kind, vec in CUTLASS_SCALE_VEC.items()}
+"""The SF IDs Table 54 allows for it (the oracle's table, not a third copy)."""
 
 
 def _idesc_id(r: dict) -> str:
