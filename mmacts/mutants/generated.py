@@ -54,7 +54,7 @@ from mmacts.report.mutant_scores import (
 )
 from mmacts.report.mutant_scores import report_rows as _report_rows
 from mmacts.report.mutant_scores import survivor_key as _key
-from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Runtime
+from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Form, Tcgen05Runtime
 
 __all__ = ["OUT_DIR", "REPORT_COLUMNS", "SURVIVORS", "UNIT_ONLY", "load_survivors", "markdown_table", "summarize",
            "summary_line", "totals", "unit_only_unnoted"]
@@ -71,9 +71,9 @@ class Target:
     pick: Callable[[Case], bool]
     limit: int = 40
     spread: bool = False
+    """Take one case of each instruction form (``select``) rather than the first ``limit`` picked."""
     always: Callable[[Case], bool] | None = None
     """Cases taken before the spread (a form the spread may miss that alone reaches part of the module)."""
-    """Take one case of each instruction form (``select``) rather than the first ``limit`` picked."""
     unit_tests: tuple[str, ...] = ()
     """Unit-test files beside the module, run when no suite case caught the mutant: a mutant they alone kill is
     reported ``killed-by: unit-test`` (a hole of the suites, not of the project's tests)."""
@@ -128,6 +128,11 @@ def _mma_edges(c: Case) -> bool:
     return c.case_id in _MMA_EDGES
 
 
+def _a_or_meta_in_tmem(c: Case) -> bool:
+    """A from tensor memory or sparse (its metadata in tensor memory), block-scaled or plain."""
+    return isinstance(c.form, Tcgen05Form) and (c.form.a_tmem or c.form.sparse)
+
+
 def _specials(c: Case) -> bool:
     """The Hopper f16-accumulator case with IEEE infinities in A and C (numerics.ieee_nan's blocks, the
     oracle's IEEE special results): taken before the spread, so it never displaces a form the spread picked."""
@@ -175,6 +180,12 @@ TARGETS: dict[str, Target] = {
                   unit_tests=("mmacts/ptxvm/tcgen05/test_mma.py", VM_UNITS, VM_MORE)),
     "mma_plain": Target("mmacts/ptxvm/tcgen05/mma_plain.py", T5, _recipe_in("plain:"),
                         unit_tests=(VM_UNITS, VM_MORE)),
+    # the datapath facts and A/metadata in TMEM, shared by both MMAs since issue 25's split of mma/mma_plain
+    "datapath": Target("mmacts/ptxvm/tcgen05/datapath.py", T5, _recipe_in("exact", "plain:", "probe:layoutB"),
+                       limit=14, spread=True, always=_mma_edges,
+                       unit_tests=("mmacts/ptxvm/tcgen05/test_mma.py", VM_UNITS, VM_MORE)),
+    "tmem_operand": Target("mmacts/ptxvm/tcgen05/tmem_operand.py", T5, _a_or_meta_in_tmem, limit=14, spread=True,
+                           always=_mma_edges, unit_tests=("mmacts/ptxvm/tcgen05/test_mma.py", VM_UNITS, VM_MORE)),
     "cp": Target("mmacts/ptxvm/tcgen05/cp.py", T5,
                  lambda c: (isinstance(c.runtime, OperandRuntime) and c.runtime.sf_stage == "cp")
                  or c.recipe in ("probe:cp_decompress", "probe:sfb_peer_copy", "control:sf_cp_missing"),
