@@ -76,7 +76,8 @@ def test_the_report_counts_each_outcome(tmp_path: Path) -> None:
     surv["a"][GEN._key(_m("survived", line=3))]["reason"] = "hole: no case reaches x"
     (tmp_path / "survivors.yaml").write_text(yaml.safe_dump(surv))
     assert GEN.report(tmp_path) == 0
-    assert "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 1 | 1 | 0 | 1 | 6 |" in GEN.markdown_table(GEN.report_rows(tmp_path))
+    total = "| total | 1 modules | 10 | 0 | 6 | 2 | 1 | 1 | 1 | 0 | 1 | 6 |"
+    assert total in GEN.markdown_table(GEN.report_rows(tmp_path))
 
 
 def test_a_survivors_rerun_replaces_only_their_outcomes() -> None:
