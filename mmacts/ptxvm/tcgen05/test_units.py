@@ -8,6 +8,7 @@ import pytest
 from mmacts.ptxvm.tcgen05 import alloc as A
 from mmacts.ptxvm.tcgen05 import cp as CP
 from mmacts.ptxvm.tcgen05 import tmem as T
+from mmacts.ptxvm.tcgen05.smem_operand import read_operand
 from mmacts.spec.catalog import load
 from mmacts.spec.queries import ld_st_shapes
 from suites.descriptors import spec_readings as S
@@ -131,3 +132,11 @@ def test_cp_decompress_and_errors():
     two = [np.zeros((128, 512), np.uint32) for _ in range(2)]
     CP.execute_cp(two, [smem, np.ones(4096, np.uint8)], 0, _sf_desc(0), shape="128x128b")
     assert two[1][5, 0] == 0x01010101 and two[0][0, 0] == tm[0, 0] * 0 + int.from_bytes(bytes(smem[:4]), "little")
+
+
+def test_two_per_byte_e2m1_is_read_k_major_only() -> None:
+    """Table 44 fixes transpose at 0 for kind::mxf4/mxf4nvf4: the VM refuses an MN-major two-per-byte E2M1
+    operand by name (a refusal no GPU case can run; generated mutation found `major < "K"` alive, since "MN" does
+    not sort below "K")."""
+    with pytest.raises(ValueError, match="K-major only"):
+        read_operand(np.zeros(1 << 16, np.uint8), 0, 128, 64, major="MN", container="fp4x2")
