@@ -36,15 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from mmacts.ptxvm.barriers import CLUSTER_BARRIER, WARP_SYNC, Barriers  # noqa: F401 -- re-exported
+from mmacts.ptxvm.barriers import Barriers
 from mmacts.ptxvm.errors import VmError
-from mmacts.ptxvm.handlers import HANDLERS, Handler, handler, handler_names  # noqa: F401 -- re-exported
-from mmacts.ptxvm.hazards import LD_OVERWRITE_REGISTER, Hazards  # noqa: F401 -- re-exported
+from mmacts.ptxvm.hazards import Hazards
 from mmacts.ptxvm.memory import GlobalMemory, SharedLayout
-from mmacts.ptxvm.operands import Operands, values_of  # noqa: F401 -- re-exported
+from mmacts.ptxvm.operands import Operands
 from mmacts.ptxvm.parse import Entry, Instr, Module
 from mmacts.ptxvm.ptxtypes import PtxType, ptx_type
-from mmacts.ptxvm.scheduler import BLOCKED, EXITED, RUN, STEP_NS, SUSPEND_NS, Scheduler  # noqa: F401 -- re-exported
+from mmacts.ptxvm.scheduler import Scheduler
 from mmacts.ptxvm.spaces import StateSpaces
 
 MAX_SHARED_BYTES = 232448

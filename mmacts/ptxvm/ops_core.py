@@ -26,10 +26,11 @@ from mmacts.ptxvm import memory as mem
 from mmacts.ptxvm.errors import VmError, VmHazard, VmMemoryFault, VmUnsupported
 from mmacts.ptxvm.floatops import is_float_type
 from mmacts.ptxvm.handlers import handler
-from mmacts.ptxvm.machine import EXITED, Machine, MbarrierState
+from mmacts.ptxvm.machine import Machine, MbarrierState
 from mmacts.ptxvm.memory import check_aligned
 from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, is_type, ptx_type
+from mmacts.ptxvm.scheduler import EXITED
 
 U64 = np.uint64
 

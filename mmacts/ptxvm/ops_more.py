@@ -20,10 +20,11 @@ import numpy as np
 from mmacts.ptxvm import fpnum, mufu, ops_core
 from mmacts.ptxvm.errors import VmError, VmUnsupported
 from mmacts.ptxvm.handlers import handler
-from mmacts.ptxvm.machine import BLOCKED, Machine
+from mmacts.ptxvm.machine import Machine
 from mmacts.ptxvm.memory import SHARED_WINDOW, WINDOW_SIZE
 from mmacts.ptxvm.parse import Instr, Operand
 from mmacts.ptxvm.ptxtypes import PtxType, ptx_type
+from mmacts.ptxvm.scheduler import BLOCKED
 
 U64 = np.uint64
 U32 = ptx_type("u32")

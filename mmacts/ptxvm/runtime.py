@@ -47,11 +47,6 @@ ARCH_CC: dict[str, tuple[int, int]] = {
 }
 
 
-def _load_families() -> None:
-    """Nothing left to do: the families register on this module's import (above). Kept because callers
-    outside the VM (the fuzz generator's handler test) call it to make sure every handler is registered."""
-
-
 @dataclass(frozen=True)
 class VmDeviceInfo:
     """What a report records about the "device": the VM standing in for ``arch``."""

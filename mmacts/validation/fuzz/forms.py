@@ -2,7 +2,7 @@
 
 Why a table and not free generation: every form must be valid PTX for sm_90a (ptxas accepts it; a
 test assembles each one), and its operands must have register classes the generator can feed. The
-table is checked against the VM's handler registry (:data:`mmacts.ptxvm.machine.HANDLERS`): every
+table is checked against the VM's handler registry (:data:`mmacts.ptxvm.handlers.HANDLERS`): every
 handler is exercised by some form here or named in :data:`NOT_FUZZED` with the reason, so an
 instruction the VM learns is fuzzed the day it lands (the test fails until it is in one of the two).
 

@@ -27,15 +27,12 @@ def test_fresh_programs_never_crash_the_vm(chunk: int) -> None:
 
 def test_a_python_exception_in_a_handler_stays_inside_launch(monkeypatch) -> None:
     """Plant: the xor handler raises TypeError, as a VM defect would."""
-    from mmacts.ptxvm import machine
-    from mmacts.ptxvm.runtime import _load_families
-
-    _load_families()
+    from mmacts.ptxvm import handlers, runtime  # noqa: F401 - importing the runtime registers every family
 
     def broken(m, ins, act):  # noqa: ANN001, ANN202
         raise TypeError("planted")
 
-    monkeypatch.setitem(machine.HANDLERS, "xor", broken)
+    monkeypatch.setitem(handlers.HANDLERS, "xor", broken)
     k = next(kernel(s) for s in range(1, 200) if "xor." in kernel(s).ptx)
     run = run_vm(k.ptx, k.inputs(), k.n_out)
     assert run.status == "error"

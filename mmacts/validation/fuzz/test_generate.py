@@ -34,10 +34,9 @@ def test_same_seed_same_kernel_in_another_process() -> None:
 def test_every_vm_handler_is_fuzzed_or_excused() -> None:
     """The generator reads the VM's handler table: a handler that lands without a form here (or a
     reason in NOT_FUZZED) fails this test, so new instructions are fuzzed the day they land."""
-    from mmacts.ptxvm.machine import HANDLERS
-    from mmacts.ptxvm.runtime import _load_families
+    from mmacts.ptxvm import runtime  # noqa: F401 - importing the runtime registers every family
+    from mmacts.ptxvm.handlers import HANDLERS
 
-    _load_families()
     drawn = {f.handler for f in F.all_forms()}
     missing = sorted(h for h in HANDLERS if h not in drawn and h not in F.NOT_FUZZED and h not in F.STRUCTURAL
                      and not F.blackwell_only(h))
@@ -47,9 +46,9 @@ def test_every_vm_handler_is_fuzzed_or_excused() -> None:
 
 def test_a_handler_without_a_form_is_caught(monkeypatch) -> None:
     """Plant: a new VM handler nobody fuzzes."""
-    from mmacts.ptxvm import machine
+    from mmacts.ptxvm import handlers
 
-    monkeypatch.setitem(machine.HANDLERS, "newop", lambda m, ins, act: None)
+    monkeypatch.setitem(handlers.HANDLERS, "newop", lambda m, ins, act: None)
     with pytest.raises(AssertionError, match="newop"):
         test_every_vm_handler_is_fuzzed_or_excused()
 
