@@ -127,9 +127,11 @@ class PlainRuntime(OperandRuntime):
 
 
 def mma_records(case: Case) -> tuple[Tcgen05Form, Tcgen05Runtime]:
-    """``case``'s form and run-time records; a case whose fields are still plain mappings (code outside the
-    suite that rebuilds a case with ``{**case.runtime, ...}``) gets them as records, so an unknown field is
-    refused by name rather than read as a default."""
+    """``case``'s form and run-time records, checked: the block-scaled builder reads their fields, and a case of
+    another record type (plain, feature) or with plain mappings is refused by name, not read by default.
+    A case is changed with its records' ``replace``, which keeps the types."""
     fm, rt = case.form, case.runtime
-    return (fm if isinstance(fm, Tcgen05Form) else Tcgen05Form.of(fm),
-            rt if isinstance(rt, Tcgen05Runtime) else Tcgen05Runtime.of(rt))
+    if not (isinstance(fm, Tcgen05Form) and isinstance(rt, Tcgen05Runtime)):
+        raise TypeError(f"{case.case_id}: not a block-scaled tcgen05.mma case (records {type(fm).__name__}, "
+                        f"{type(rt).__name__})")
+    return fm, rt

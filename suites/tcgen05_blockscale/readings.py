@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from mmacts.cases.model import Case
 from mmacts.core.recipe import PROBE
-from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Form, Tcgen05Runtime, mma_records
+from suites.tcgen05_blockscale.fields import OperandRuntime, Tcgen05Form, Tcgen05Runtime
 
 Rule = tuple[str, str, Callable[[Tcgen05Form, OperandRuntime], bool]]
 """(register id, why, applies to (form, run-time record))."""
@@ -82,17 +82,9 @@ NOT_ASSUMED: tuple[str, ...] = (
 """Catalog links coarser than the question: no case of the suite assumes these entries."""
 
 
-def _records(case: Case) -> tuple[Tcgen05Form, OperandRuntime]:
-    """The case's records; a case rebuilt with plain mappings (``{**case.runtime, ...}``) is an MMA case."""
-    fm, rt = case.form, case.runtime
-    if isinstance(fm, Tcgen05Form) and isinstance(rt, OperandRuntime):
-        return fm, rt
-    return mma_records(case)
-
-
 def form_readings(case: Case) -> tuple[tuple[str, str], ...]:
     """(register id, why) of every reading ``case`` takes for granted: its form's rules, then its probe's."""
-    fm, rt = _records(case)
+    fm, rt = case.form, case.runtime
     out = [(amb, why) for amb, why, applies in FORM_RULES if applies(fm, rt)]
     recipe = case.parsed_recipe
     if recipe.kind == PROBE:

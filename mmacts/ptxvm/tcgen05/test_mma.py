@@ -147,7 +147,7 @@ def test_k96_m128_needs_the_also_m128_reading(sv, stype, sfa_id, sfb_id, n):
 
     case = C.make_case("standard", "mxf4nvf4", sv, cg=1, m=128, n=n, stype=stype, sfa_id=sfa_id, sfb_id=sfb_id,
                        seed=7)  # make_case enumerates Table 39 as printed: K = 96 is set afterwards
-    case = replace(case, runtime={**case.runtime, "k96": True}, form={**case.form, "arch": "sm_103a"})
+    case = replace(case, runtime=case.runtime.replace(k96=True), form=case.form.replace(arch="sm_103a"))
     inp = B.build(case)
     form = _form(case)
     with pytest.raises(ValueError, match=r"K = 96 .* not in Table 39 .*AMB-K96-SHAPES, reading m256-cg2-only"):
