@@ -45,9 +45,7 @@ def choose(requested: str, driver: Driver, case: Case | None = None,
            status: gpu.GpuStatus | None = None) -> Choice:
     """The :class:`Choice` for ``case`` of ``driver`` (or the whole suite, ``case=None``) when ``requested``
     (``auto``, ``cuda``, ``model``, ``compile``) was asked for. ``status`` is the GPU probe (probed if None)."""
-    if driver.compile_only:
-        return Choice(COMPILE)
-    if requested == COMPILE:
+    if driver.compile_only or requested == COMPILE:
         return Choice(COMPILE)
     if requested == MODEL:
         return Choice(MODEL, on_model="--backend model")

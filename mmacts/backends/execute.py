@@ -133,11 +133,6 @@ class Executor:
             )
         return self._modules[key]
 
-    @staticmethod
-    def unsupported(driver: Driver, case: Case, cc: tuple[int, int]) -> str | None:
-        """Why this GPU cannot run ``case`` (None if it can): :func:`mmacts.backends.choice.unsupported`."""
-        return unsupported(as_driver(driver), case, cc)
-
     def choose(self, driver: Driver, case: Case) -> tuple[str, str | None]:
         """The backend that will run ``case``, and a skip reason if none can (:func:`mmacts.backends.choice.choose`)."""
         c = choose(self.backend, as_driver(driver), case)
@@ -263,7 +258,7 @@ class Executor:
         """Launch every pending case of this form at once; return this case's result."""
         if case.case_id not in self._cuda_results:
             cc = gpu.probe().compute_capability
-            batch = self._pending(case, lambda c: self.unsupported(driver, c, cc) is None)
+            batch = self._pending(case, lambda c: unsupported(driver, c, cc) is None)
             inputs = [driver.make_inputs(c) for c in batch]
             module = cuda_runtime.load_module(mod.cubin if mod.cubin else mod.ptx)
             self._keep(batch, inputs, driver.launch(batch, inputs, module))
