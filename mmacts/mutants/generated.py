@@ -142,8 +142,8 @@ def _specials(c: Case) -> bool:
 def _recipe_in(*patterns: str) -> Callable[[Case], bool]:
     """Cases whose data recipe is of a kind (``exact``, ``plain:``) or of a kind with a name starting so
     (``probe:sparse`` takes ``probe:sparse_meta``), read from :attr:`Case.parsed_recipe`."""
-    wanted = [(p[:-1], "") if p.endswith(":") else (Recipe.parse(p).kind, Recipe.parse(p).name) for p in patterns]
-    return lambda c: any(c.parsed_recipe.kind == k and c.parsed_recipe.name.startswith(n) for k, n in wanted)
+    wanted = [Recipe(p[:-1]) if p.endswith(":") else Recipe.parse(p) for p in patterns]
+    return lambda c: any(c.parsed_recipe.kind == w.kind and c.parsed_recipe.name.startswith(w.name) for w in wanted)
 
 
 def _id_has(*tokens: str) -> Callable[[Case], bool]:
