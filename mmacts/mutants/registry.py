@@ -891,7 +891,7 @@ _Placement = tuple[np.ndarray, np.ndarray, np.ndarray]
 def _placement_of(layout: str, change: Callable[[np.ndarray, np.ndarray, np.ndarray], _Placement]
                   ) -> Callable[[Callable[..., _Placement]], Callable[..., _Placement]]:
     """A wrap factory for a D placement function -- the host's ``machine.d_placement``, the VM's
-    ``tcgen05.mma.d_cells``, both ``(layout, M, N) -> (cta, lane, column)`` -- whose arrays for ``layout`` go
+    ``tcgen05.datapath.d_cells``, both ``(layout, M, N) -> (cta, lane, column)`` -- whose arrays for ``layout`` go
     through ``change``; the other layouts are untouched (a mutant against the named function, not its source)."""
     def factory(d_placement: Callable[..., _Placement]) -> Callable[..., _Placement]:
         def mutated(which: str, m_total: int, n: int, *rest: object) -> _Placement:
@@ -938,7 +938,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout D row m to lane m+1",
             D_ROWS,
-            wrap(VMMMA, "d_cells", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
+            wrap(VMDP, "d_cells", _placement_of("D", lambda cta, lane, col: (cta, (lane + 1) % 128, col))),
             TC,
             tc(cg=1),
         ),
@@ -947,7 +947,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout A rows 0-127 to CTA 1",
             D_ROWS,
-            wrap(VMMMA, "d_cells", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
+            wrap(VMDP, "d_cells", _placement_of("A", lambda cta, lane, col: (1 - cta, lane, col))),
             TC,
             tc(m=256),
         ),
@@ -956,7 +956,7 @@ def _dplace_mutants() -> list[Mutant]:
             "dplace-vm",
             "VM writes Layout B's second N half to lane 32+m",
             D_ROWS,
-            wrap(VMMMA, "d_cells", _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64),
+            wrap(VMDP, "d_cells", _placement_of("B", lambda cta, lane, col: (cta, lane % 64 + 32 * (lane // 64),
                                                                          col))),
             TC,
             tc(cg=2, m=128),
